@@ -1,0 +1,171 @@
+# ascend_ops_add_op(): the one build every op uses, so each op's CMakeLists.txt is a single call.
+#
+#   ascend_ops_add_op(<op>
+#     VERSION <x.y.z>
+#     HOST <files>          framework-neutral C++ (validate, tiling, CPU kernel); built once
+#                           per C++ ABI that a module needs
+#     KERNEL <files>        AscendC device code: g++ against the emulator here, CANN's
+#                           ascendc_library where CANN is found
+#     KERNEL_LAUNCH <files> the <<<>>> launch wrappers, compiled by CANN only
+#     NPU_HOST <files>      host code that calls the NPU launch (aclrt streams), CANN only
+#     CORE <files>          pybind11 module `_core`: cpu and emu backends on NumPy arrays
+#     TORCH <files>         module `_torch`: TORCH_LIBRARY_FRAGMENT(ascend_ops, m) and impls
+#     TORCH_NPU <files>     PrivateUse1 impls, only with torch_npu headers and CANN
+#     MINDSPORE <files>     module `_ms`: PyNative (ms_extension) and Graph-mode (aot) entries
+#   )
+#
+# Options, each AUTO (build where the dependency is found), ON (required) or OFF:
+#   AOP_WITH_EMU, AOP_WITH_TORCH, AOP_WITH_TORCH_NPU, AOP_WITH_MINDSPORE, AOP_WITH_NPU.
+# Everything is installed into ascend_ops/<op>/ next to a generated _build_info.py that says
+# which backends and frameworks were built, for `ascend-ops list` and the loader.
+include_guard(GLOBAL)
+include(${CMAKE_CURRENT_LIST_DIR}/AscendOpsFrameworks.cmake)
+
+foreach(_opt AOP_WITH_EMU AOP_WITH_TORCH AOP_WITH_TORCH_NPU AOP_WITH_MINDSPORE AOP_WITH_NPU)
+  set(${_opt} AUTO CACHE STRING "AUTO, ON or OFF")
+  set_property(CACHE ${_opt} PROPERTY STRINGS AUTO ON OFF)
+endforeach()
+set(AOP_SOC_VERSION "Ascend910B2" CACHE STRING "SoC the CANN kernel build targets")
+set(_AOP_CMAKE_DIR ${CMAKE_CURRENT_LIST_DIR})
+
+# Host sources compiled for one C++ ABI (0 for MindSpore, 1 for PyTorch and NumPy modules).
+function(_aop_host_library out op abi)
+  set(_target ${op}_host_abi${abi})
+  if(NOT TARGET ${_target})
+    add_library(${_target} STATIC ${ARGN})
+    set_target_properties(${_target} PROPERTIES POSITION_INDEPENDENT_CODE ON
+      CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON)
+    target_compile_features(${_target} PUBLIC cxx_std_17)
+    target_compile_definitions(${_target} PUBLIC _GLIBCXX_USE_CXX11_ABI=${abi})
+    target_compile_options(${_target} PRIVATE -Wall -Wextra)
+    target_include_directories(${_target} PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+    target_link_libraries(${_target} PUBLIC AscendOpsCommon::common Threads::Threads)
+  endif()
+  set(${out} ${_target} PARENT_SCOPE)
+endfunction()
+
+function(_aop_module_common target op)
+  set_target_properties(${target} PROPERTIES
+    CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
+    BUILD_RPATH_USE_ORIGIN ON
+    INSTALL_RPATH "$ORIGIN/../common/lib;$ORIGIN/../../torch/lib;$ORIGIN/../../mindspore/lib")
+  target_compile_options(${target} PRIVATE -Wall -Wextra)
+  target_compile_definitions(${target} PRIVATE AOP_OP_NAME="${op}" AOP_OP_VERSION="${_AOP_OP_VERSION}")
+  install(TARGETS ${target} LIBRARY DESTINATION ascend_ops/${op})
+endfunction()
+
+function(ascend_ops_add_op op)
+  cmake_parse_arguments(PARSE_ARGV 1 A ""
+    "VERSION" "HOST;KERNEL;KERNEL_LAUNCH;NPU_HOST;CORE;TORCH;TORCH_NPU;MINDSPORE")
+  if(NOT A_VERSION OR NOT A_HOST OR NOT A_CORE)
+    message(FATAL_ERROR "ascend_ops_add_op(${op}): VERSION, HOST and CORE are required")
+  endif()
+  set(_AOP_OP_VERSION ${A_VERSION})
+
+  set(_torch_found FALSE)
+  if(AOP_TORCH_ROOT AND A_TORCH)
+    set(_torch_found TRUE)
+  endif()
+  set(_ms_found FALSE)
+  if(AOP_MINDSPORE_ROOT AND A_MINDSPORE)
+    set(_ms_found TRUE)
+  endif()
+  set(_cann_found FALSE)
+  foreach(_sub compiler/tikcpp/ascendc_kernel_cmake tools/tikcpp/ascendc_kernel_cmake)
+    if(NOT _cann_found AND AOP_CANN_ROOT AND EXISTS "${AOP_CANN_ROOT}/${_sub}/ascendc.cmake")
+      set(_cann_found TRUE)
+      set(_ascendc_cmake "${AOP_CANN_ROOT}/${_sub}/ascendc.cmake")
+    endif()
+  endforeach()
+  set(_tnpu_found FALSE)
+  if(_torch_found AND _cann_found AND AOP_TORCH_NPU_ROOT AND EXISTS "${AOP_TORCH_NPU_ROOT}/include")
+    set(_tnpu_found TRUE)
+  endif()
+  aop_resolve_option(_emu AOP_WITH_EMU TRUE "the emulator")
+  aop_resolve_option(_torch AOP_WITH_TORCH ${_torch_found} "torch (pip install torch)")
+  aop_resolve_option(_ms AOP_WITH_MINDSPORE ${_ms_found} "mindspore (pip install mindspore)")
+  aop_resolve_option(_npu AOP_WITH_NPU ${_cann_found} "the CANN toolkit (ASCEND_HOME_PATH)")
+  aop_resolve_option(_tnpu AOP_WITH_TORCH_NPU ${_tnpu_found} "torch_npu headers and CANN")
+
+  _aop_host_library(_host1 ${op} 1 ${A_HOST})
+
+  # --- kernel: the NPU build where CANN is, the emulator build always (unless OFF) -------
+  if(_npu)
+    set(ASCEND_CANN_PACKAGE_PATH ${AOP_CANN_ROOT})
+    set(SOC_VERSION ${AOP_SOC_VERSION})
+    include(${_ascendc_cmake})  # defines ascendc_library()
+    ascendc_library(${op}_kernel_npu STATIC ${A_KERNEL} ${A_KERNEL_LAUNCH})
+    add_library(${op}_npu_host STATIC ${A_NPU_HOST})
+    set_target_properties(${op}_npu_host PROPERTIES POSITION_INDEPENDENT_CODE ON)
+    target_include_directories(${op}_npu_host PRIVATE ${AOP_CANN_ROOT}/include)
+    target_link_libraries(${op}_npu_host PUBLIC ${_host1} ${op}_kernel_npu
+      ${AOP_CANN_ROOT}/lib64/libascendcl.so)
+    target_compile_definitions(${_host1} PUBLIC AOP_WITH_NPU=1)
+  endif()
+  if(_emu)
+    add_library(${op}_kernel_emu STATIC ${A_KERNEL})
+    set_target_properties(${op}_kernel_emu PROPERTIES POSITION_INDEPENDENT_CODE ON
+      CXX_VISIBILITY_PRESET hidden)
+    target_compile_options(${op}_kernel_emu PRIVATE -Wall -Wextra)
+    target_include_directories(${op}_kernel_emu PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+    target_link_libraries(${op}_kernel_emu PUBLIC AscendOpsCommon::ascendc_cpu)
+  endif()
+
+  # --- _core: NumPy front door for the cpu and emu backends --------------------------------
+  pybind11_add_module(_core MODULE ${A_CORE})
+  _aop_module_common(_core ${op})
+  target_link_libraries(_core PRIVATE ${_host1})
+  if(_emu)
+    target_link_libraries(_core PRIVATE ${op}_kernel_emu)
+    target_compile_definitions(_core PRIVATE AOP_WITH_EMU=1)
+  endif()
+  if(_npu)
+    target_link_libraries(_core PRIVATE ${op}_npu_host)
+  endif()
+
+  # --- _torch: the PyTorch library fragment ------------------------------------------------
+  if(_torch)
+    set(_init ${CMAKE_CURRENT_BINARY_DIR}/_torch_module_init.cpp)
+    set(AOP_MODULE_NAME _torch)
+    configure_file(${_AOP_CMAKE_DIR}/module_init.cpp.in ${_init} @ONLY)
+    add_library(_torch MODULE ${A_TORCH} ${_init})
+    set_target_properties(_torch PROPERTIES PREFIX "" SUFFIX ".${Python_SOABI}${CMAKE_SHARED_MODULE_SUFFIX}")
+    _aop_module_common(_torch ${op})
+    _aop_host_library(_host_t ${op} ${AOP_TORCH_CXX11_ABI} ${A_HOST})
+    target_link_libraries(_torch PRIVATE ${_host_t} aop::torch Python::Module)
+    if(_tnpu)
+      target_sources(_torch PRIVATE ${A_TORCH_NPU})
+      target_include_directories(_torch SYSTEM PRIVATE ${AOP_TORCH_NPU_ROOT}/include ${AOP_CANN_ROOT}/include)
+      target_link_libraries(_torch PRIVATE ${op}_npu_host ${AOP_TORCH_NPU_ROOT}/lib/libtorch_npu.so)
+      # _torch then needs libtorch_npu.so (DT_NEEDED): find it beside torch when the loader
+      # imports torch without auto-loading torch_npu.
+      set_property(TARGET _torch APPEND PROPERTY INSTALL_RPATH "$ORIGIN/../../torch_npu/lib")
+    endif()
+  endif()
+
+  # --- _ms: MindSpore PyNative + Graph mode, always C++ ABI 0 ----------------------------
+  if(_ms)
+    add_library(_ms MODULE ${A_MINDSPORE})
+    set_target_properties(_ms PROPERTIES PREFIX "" SUFFIX ".${Python_SOABI}${CMAKE_SHARED_MODULE_SUFFIX}")
+    _aop_module_common(_ms ${op})
+    _aop_host_library(_host0 ${op} 0 ${A_HOST})
+    target_compile_definitions(_ms PRIVATE MS_EXTENSION_NAME=_ms)
+    target_link_libraries(_ms PRIVATE ${_host0} aop::mindspore Python::Module)
+  endif()
+
+  # --- what was built, for the loader and `ascend-ops list` --------------------------------
+  foreach(_flag _emu _npu _torch _tnpu _ms)
+    if(${_flag})
+      set(${_flag}_py True)
+    else()
+      set(${_flag}_py False)
+    endif()
+  endforeach()
+  set(AOP_OP ${op})
+  set(AOP_OP_VERSION ${A_VERSION})
+  set(AOP_BUILT_TORCH_VERSION "${AOP_TORCH_VERSION}")
+  set(AOP_BUILT_MINDSPORE_VERSION "${AOP_MINDSPORE_VERSION}")
+  configure_file(${_AOP_CMAKE_DIR}/op_build_info.py.in ${CMAKE_CURRENT_BINARY_DIR}/_build_info.py @ONLY)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/_build_info.py DESTINATION ascend_ops/${op})
+  message(STATUS "ascend-ops ${op} ${A_VERSION}: cpu=ON emu=${_emu} npu=${_npu} torch=${_torch} torch_npu=${_tnpu} mindspore=${_ms}")
+endfunction()

@@ -1,0 +1,43 @@
+# Fails unless the library exports exactly the C interface: every function declared with
+# AOP_API in include/ascend_ops/*.h, and no other symbol (no C++ symbol, no std:: code).
+# Usage: cmake -DNM=<nm> -DLIB=<libascend_ops_common.so> -DHEADERS=<include/ascend_ops>
+#              -P check_exports.cmake
+execute_process(COMMAND ${NM} -D --defined-only ${LIB}
+  OUTPUT_VARIABLE _out RESULT_VARIABLE _rc)
+if(NOT _rc EQUAL 0)
+  message(FATAL_ERROR "${NM} failed on ${LIB}")
+endif()
+string(REPLACE "\n" ";" _lines "${_out}")
+set(_exported "")
+foreach(_line IN LISTS _lines)
+  if(_line MATCHES "^[0-9a-fA-F]* *[A-Za-z] ([^ ]+)$")
+    list(APPEND _exported ${CMAKE_MATCH_1})
+  endif()
+endforeach()
+
+file(GLOB _headers ${HEADERS}/*.h)
+set(_declared "")
+foreach(_h IN LISTS _headers)
+  file(STRINGS ${_h} _decls REGEX "^AOP_API ")
+  foreach(_d IN LISTS _decls)
+    if(_d MATCHES "(aop_[a-z0-9_]+)\\(")
+      list(APPEND _declared ${CMAKE_MATCH_1})
+    endif()
+  endforeach()
+endforeach()
+
+set(_extra ${_exported})
+list(REMOVE_ITEM _extra ${_declared})
+set(_missing ${_declared})
+list(REMOVE_ITEM _missing ${_exported})
+if(_extra)
+  message(FATAL_ERROR "exported but not declared with AOP_API: ${_extra}")
+endif()
+if(_missing)
+  message(FATAL_ERROR "declared with AOP_API but not exported: ${_missing}")
+endif()
+list(LENGTH _declared _n)
+if(_n LESS 30)
+  message(FATAL_ERROR "found only ${_n} AOP_API declarations in ${HEADERS}")
+endif()
+message(STATUS "${_n} functions declared and exported, nothing else")
