@@ -1,0 +1,205 @@
+// DataCopy and DataCopyPad between GM and local memory, as documented for Atlas A2:
+//  * DataCopy(dst, src, count): one contiguous move; count * sizeof(T) must be a multiple of
+//    32 bytes (the hardware moves whole 32-byte DataBlocks and drops the rest) -> checked.
+//  * DataCopy(dst, src, DataCopyParams): blockCount bursts of blockLen DataBlocks (32 B);
+//    srcStride / dstStride are the gaps between bursts, also in DataBlocks, on both sides.
+//  * DataCopyPad(..., DataCopyExtParams / DataCopyParams ...): blockLen in BYTES; the gap on
+//    the GM side is in bytes, on the local side in DataBlocks. In local memory every burst
+//    starts on a 32-byte boundary: [leftPadding elems][data][rightPadding elems] rounded up
+//    to 32 bytes. Pad elements hold paddingValue if isPad, else the SetPadValue value; bytes
+//    with no documented value are filled with garbage (but count as written).
+//    leftPadding / rightPadding may each cover at most 32 bytes.
+// Local tensors must start 32-byte aligned; GM addresses need no alignment.
+#pragma once
+#include "ascendc_cpu/global_tensor.h"
+#include "ascendc_cpu/local_tensor.h"
+
+namespace AscendC {
+
+struct DataCopyParams {
+  DataCopyParams() = default;
+  DataCopyParams(uint16_t count, uint16_t len, uint16_t src_stride, uint16_t dst_stride)
+      : blockCount(count), blockLen(len), srcStride(src_stride), dstStride(dst_stride) {}
+  uint16_t blockCount = 1;
+  uint16_t blockLen = 0;
+  uint16_t srcStride = 0;
+  uint16_t dstStride = 0;
+};
+
+struct DataCopyExtParams {
+  DataCopyExtParams() = default;
+  DataCopyExtParams(uint16_t count, uint32_t len, uint32_t src_stride, uint32_t dst_stride, uint32_t rsv_in = 0)
+      : blockCount(count), blockLen(len), srcStride(src_stride), dstStride(dst_stride), rsv(rsv_in) {}
+  uint16_t blockCount = 1;
+  uint32_t blockLen = 0;
+  uint32_t srcStride = 0;
+  uint32_t dstStride = 0;
+  uint32_t rsv = 0;
+};
+
+template <class T>
+struct DataCopyPadExtParams {
+  DataCopyPadExtParams() = default;
+  DataCopyPadExtParams(bool is_pad, uint8_t left, uint8_t right, T value)
+      : isPad(is_pad), leftPadding(left), rightPadding(right), paddingValue(value) {}
+  bool isPad = false;
+  uint8_t leftPadding = 0;
+  uint8_t rightPadding = 0;
+  T paddingValue = 0;
+};
+
+struct DataCopyPadParams {
+  DataCopyPadParams() = default;
+  DataCopyPadParams(bool is_pad, uint8_t left, uint8_t right, uint64_t value)
+      : isPad(is_pad), leftPadding(left), rightPadding(right), paddingValue(value) {}
+  bool isPad = false;
+  uint8_t leftPadding = 0;
+  uint8_t rightPadding = 0;
+  uint64_t paddingValue = 0;
+};
+
+}  // namespace AscendC
+
+namespace ascendc_cpu::detail {
+
+// Byte-level DMA shape: `count` bursts of `len` bytes; burst i starts at i * stride.
+struct DmaShape {
+  uint32_t count;
+  uint64_t len;
+  uint64_t src_stride;
+  uint64_t dst_stride;
+};
+// Local row layout of GM -> local copies: [left][len][right] then garbage up to `row` bytes.
+struct PadSpec {
+  uint64_t left = 0, right = 0, row = 0;
+  const void* value = nullptr;  // one element, nullptr: garbage
+  uint32_t elem = 1;
+};
+
+void DmaGmToLocal(const TensorDesc& dst, const void* src, const GmBounds& src_bounds, const DmaShape& s,
+                  const PadSpec& pad, const char* api, SrcLoc loc);
+void DmaLocalToGm(void* dst, const GmBounds& dst_bounds, const TensorDesc& src, const DmaShape& s, const char* api,
+                  SrcLoc loc);
+void DmaLocalToLocal(const TensorDesc& dst, const TensorDesc& src, const DmaShape& s, const char* api, SrcLoc loc);
+void CheckCountBytes(uint64_t count, uint64_t elem, const char* api, SrcLoc loc);
+void CheckBlockCount(uint32_t count, uint64_t len, const char* api, SrcLoc loc);
+PadSpec MakePad(uint64_t left_elems, uint64_t right_elems, uint64_t len, const void* value, uint32_t elem,
+                const char* api, SrcLoc loc);
+
+}  // namespace ascendc_cpu::detail
+
+namespace AscendC {
+
+// ---- count form --------------------------------------------------------------------------
+template <class T>
+void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count,
+              ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+  using namespace ascendc_cpu::detail;
+  CheckCountBytes(count, sizeof(T), "DataCopy", loc);
+  const uint64_t bytes = uint64_t{count} * sizeof(T);
+  DmaGmToLocal(dst.Desc(), src.GetPhyAddr(), src.Bounds(), DmaShape{1, bytes, bytes, bytes}, PadSpec{0, 0, bytes}, "DataCopy", loc);
+}
+template <class T>
+void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count,
+              ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+  using namespace ascendc_cpu::detail;
+  CheckCountBytes(count, sizeof(T), "DataCopy", loc);
+  const uint64_t bytes = uint64_t{count} * sizeof(T);
+  DmaLocalToGm(dst.GetPhyAddr(), dst.Bounds(), src.Desc(), DmaShape{1, bytes, bytes, bytes}, "DataCopy", loc);
+}
+template <class T>
+void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count,
+              ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+  using namespace ascendc_cpu::detail;
+  CheckCountBytes(count, sizeof(T), "DataCopy", loc);
+  const uint64_t bytes = uint64_t{count} * sizeof(T);
+  DmaLocalToLocal(dst.Desc(), src.Desc(), DmaShape{1, bytes, bytes, bytes}, "DataCopy", loc);
+}
+
+// ---- DataCopyParams form (all units DataBlocks of 32 bytes) ------------------------------
+inline ascendc_cpu::detail::DmaShape BlockShape(const DataCopyParams& p) {
+  const uint64_t len = uint64_t{p.blockLen} * ONE_BLK_SIZE;
+  return {p.blockCount, len, len + uint64_t{p.srcStride} * ONE_BLK_SIZE, len + uint64_t{p.dstStride} * ONE_BLK_SIZE};
+}
+template <class T>
+void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
+              ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+  using namespace ascendc_cpu::detail;
+  const DmaShape s = BlockShape(p);
+  CheckBlockCount(s.count, s.len, "DataCopy", loc);
+  DmaGmToLocal(dst.Desc(), src.GetPhyAddr(), src.Bounds(), s, PadSpec{0, 0, s.len}, "DataCopy", loc);
+}
+template <class T>
+void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p,
+              ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+  using namespace ascendc_cpu::detail;
+  const DmaShape s = BlockShape(p);
+  CheckBlockCount(s.count, s.len, "DataCopy", loc);
+  DmaLocalToGm(dst.GetPhyAddr(), dst.Bounds(), src.Desc(), s, "DataCopy", loc);
+}
+template <class T>
+void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p,
+              ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+  using namespace ascendc_cpu::detail;
+  const DmaShape s = BlockShape(p);
+  CheckBlockCount(s.count, s.len, "DataCopy", loc);
+  DmaLocalToLocal(dst.Desc(), src.Desc(), s, "DataCopy", loc);
+}
+
+// ---- DataCopyPad (blockLen in bytes; GM gaps in bytes, local gaps in DataBlocks) ---------
+namespace cpu_detail {
+inline uint64_t Round32(uint64_t v) { return (v + ONE_BLK_SIZE - 1) / ONE_BLK_SIZE * ONE_BLK_SIZE; }
+
+template <class T>
+void PadIn(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count, uint64_t len, uint64_t src_gap,
+           uint64_t dst_gap_blocks, bool is_pad, uint8_t left, uint8_t right, const T* value, ascendc_cpu::SrcLoc loc) {
+  using namespace ascendc_cpu::detail;
+  const char* api = "DataCopyPad";
+  CheckBlockCount(count, len, api, loc);
+  T set_value;
+  const T* v = is_pad ? value : (PadValueBytes(&set_value, sizeof(T)) ? &set_value : nullptr);
+  const PadSpec pad = MakePad(left, right, len, v, sizeof(T), api, loc);
+  DmaGmToLocal(dst.Desc(), src.GetPhyAddr(), src.Bounds(), DmaShape{count, len, len + src_gap, pad.row + dst_gap_blocks * ONE_BLK_SIZE},
+               pad, api, loc);
+}
+template <class T>
+void PadOut(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count, uint64_t len,
+            uint64_t src_gap_blocks, uint64_t dst_gap, ascendc_cpu::SrcLoc loc) {
+  using namespace ascendc_cpu::detail;
+  CheckBlockCount(count, len, "DataCopyPad", loc);
+  DmaLocalToGm(dst.GetPhyAddr(), dst.Bounds(), src.Desc(),
+               DmaShape{count, len, Round32(len) + src_gap_blocks * ONE_BLK_SIZE, len + dst_gap}, "DataCopyPad", loc);
+}
+}  // namespace cpu_detail
+
+template <class T>
+void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
+                 const DataCopyPadExtParams<T>& pad, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+  cpu_detail::PadIn(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad, pad.leftPadding,
+                    pad.rightPadding, &pad.paddingValue, loc);
+}
+template <class T>
+void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p,
+                 ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+  cpu_detail::PadOut(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, loc);
+}
+template <class T>
+void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
+                 const DataCopyPadParams& pad, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+  const T value = static_cast<T>(pad.paddingValue);
+  cpu_detail::PadIn(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad, pad.leftPadding,
+                    pad.rightPadding, &value, loc);
+}
+template <class T>
+void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p,
+                 ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+  cpu_detail::PadOut(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, loc);
+}
+
+// The value DataCopyPad writes into padding when isPad is false (documented SetPadValue).
+template <class T, TPosition pos = TPosition::MAX>
+void SetPadValue(T value) {
+  ascendc_cpu::detail::SetPadValueBytes(&value, sizeof(T));
+}
+
+}  // namespace AscendC

@@ -1,0 +1,263 @@
+// The cube path, enough for q.k^T tiles: GM -> L1 (A1/B1) with ND->NZ conversion, L1 -> L0A/L0B
+// (A2/B2) with LoadData, Mmad into L0C (CO1), and Fixpipe L0C -> GM with NZ->ND conversion.
+//
+// Modelled as documented for Atlas A2:
+//  * DataCopy(dst A1/B1, src GM, Nd2NzParams): for each of ndNum matrices, row j of the ND
+//    source (srcDValue elements apart) goes to dst + j * dstNzNStride * 32 B, its k-th 32-byte
+//    block to + k * dstNzC0Stride * 32 B; a partial last block is zero-filled. srcNdMatrixStride
+//    and dstNzMatrixStride are in elements.
+//  * LoadData(dst A2/B2, src A1/B1, LoadData2DParams): repeat r copies one 512-byte fractal
+//    from fractal (startIndex + r * srcStride) to dst + r * (1 + dstGap) * 512 B; ifTranspose
+//    transposes each 16x16 fractal (16-bit types only).
+//  * Mmad(c CO1, a A2, b B2, MmadParams{m, n, k}): C (+)= A * B with A in "ZZ" (16 x C0
+//    fractals, row-major inside and between), B in "ZN" (C0 x 16 fractals, column-major inside,
+//    row-major between), C in "NZ" (16 x 16 fractals, row-major inside, column-major between),
+//    C0 = 32 B / sizeof(input). half/bfloat16_t/float inputs accumulate in float, int8_t in
+//    int32_t. cmatrixInitVal = true starts from 0, else from C in L0C (isBias, deprecated,
+//    also accumulates).
+//  * Fixpipe<T, U, CFG_ROW_MAJOR>(dst GM, src CO1, FixpipeParamsV220): writes the mSize x nSize
+//    result row-major with dstStride elements per row; column block j of the NZ source starts
+//    at j * srcStride * 16 elements. quantPre F322F16 / F322BF16 round to nearest even; reluEn
+//    applies ReLU first.
+// Simplified: one emulated block owns both the cube and the vector memories (on hardware the AIC
+// and AIV cores are separate and meet through GM and cross-core flags); only rows < m and
+// columns < n (and k < k) are computed, so padding is never read; products are summed in k
+// order in float, not in the cube's fractal order; bias tables, quantisation tables, NZ output,
+// LoadData3D and the Matmul high-level API are not modelled.
+#pragma once
+#include "ascendc_cpu/cast.h"
+#include "ascendc_cpu/global_tensor.h"
+#include "ascendc_cpu/vec_common.h"
+
+namespace AscendC {
+
+struct Nd2NzParams {
+  Nd2NzParams() = default;
+  Nd2NzParams(uint16_t nd_num, uint16_t n, uint16_t d, uint16_t src_nd_matrix_stride, uint16_t src_d,
+              uint16_t dst_nz_c0_stride, uint16_t dst_nz_n_stride, uint16_t dst_nz_matrix_stride)
+      : ndNum(nd_num), nValue(n), dValue(d), srcNdMatrixStride(src_nd_matrix_stride), srcDValue(src_d),
+        dstNzC0Stride(dst_nz_c0_stride), dstNzNStride(dst_nz_n_stride), dstNzMatrixStride(dst_nz_matrix_stride) {}
+  uint16_t ndNum = 1;
+  uint16_t nValue = 0;
+  uint16_t dValue = 0;
+  uint16_t srcNdMatrixStride = 0;
+  uint16_t srcDValue = 0;
+  uint16_t dstNzC0Stride = 0;
+  uint16_t dstNzNStride = 0;
+  uint16_t dstNzMatrixStride = 0;
+};
+
+struct LoadData2DParams {
+  LoadData2DParams() = default;
+  LoadData2DParams(uint16_t start, uint8_t repeat, uint16_t src_stride, uint8_t sid_in, uint16_t dst_gap,
+                   bool transpose, uint8_t addr_mode = 0)
+      : startIndex(start), repeatTimes(repeat), srcStride(src_stride), sid(sid_in), dstGap(dst_gap),
+        ifTranspose(transpose), addrMode(addr_mode) {}
+  uint16_t startIndex = 0;
+  uint8_t repeatTimes = 0;
+  uint16_t srcStride = 0;
+  uint8_t sid = 0;
+  uint16_t dstGap = 0;
+  bool ifTranspose = false;
+  uint8_t addrMode = 0;
+};
+
+struct MmadParams {
+  MmadParams() = default;
+  MmadParams(uint16_t m_in, uint16_t n_in, uint16_t k_in, bool is_bias = false, int32_t fm_offset = 0,
+             bool en_ssparse = false, bool en_winograd_a = false, bool en_winograd_b = false)
+      : m(m_in), n(n_in), k(k_in), isBias(is_bias), fmOffset(fm_offset), enSsparse(en_ssparse),
+        enWinogradA(en_winograd_a), enWinogradB(en_winograd_b) {}
+  uint16_t m = 0;
+  uint16_t n = 0;
+  uint16_t k = 0;
+  bool isBias = false;
+  int32_t fmOffset = 0;
+  bool enSsparse = false;
+  bool enWinogradA = false;
+  bool enWinogradB = false;
+  uint8_t unitFlag = 0;
+  bool cmatrixInitVal = true;
+  bool cmatrixSource = false;
+};
+
+enum QuantMode_t { NoQuant, F322F16, F322BF16 };
+
+enum class CO2Layout : uint8_t { NZ = 0, ROW_MAJOR, COLUMN_MAJOR };
+struct FixpipeConfig {
+  CO2Layout format;
+};
+inline constexpr FixpipeConfig CFG_NZ = {CO2Layout::NZ};
+inline constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR};
+
+struct FixpipeParamsV220 {
+  uint16_t nSize = 0;
+  uint16_t mSize = 0;
+  uint16_t srcStride = 0;
+  uint32_t dstStride = 0;
+  QuantMode_t quantPre = NoQuant;
+  uint64_t deqScalar = 0;
+  uint16_t ndNum = 1;
+  uint16_t srcNdStride = 0;
+  uint16_t dstNdStride = 0;
+  bool reluEn = false;
+  uint8_t unitFlag = 0;
+  bool isChannelSplit = false;
+};
+
+}  // namespace AscendC
+
+namespace ascendc_cpu::detail {
+
+void CheckPosition(const TensorDesc& t, AscendC::TPosition want, const char* what, const char* api, SrcLoc loc);
+void CheckPositionIn(const TensorDesc& t, Mem want, const char* what, const char* api, SrcLoc loc);
+
+template <class T>
+constexpr uint32_t C0() {
+  return 32 / sizeof(T);
+}
+inline uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+template <class In>
+struct Acc {
+  using type = float;
+};
+template <>
+struct Acc<int8_t> {
+  using type = int32_t;
+};
+
+}  // namespace ascendc_cpu::detail
+
+namespace AscendC {
+
+template <class T>
+void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2NzParams& p,
+              ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+  using namespace ascendc_cpu::detail;
+  const char* api = "DataCopy(Nd2Nz)";
+  CheckPositionIn(dst.Desc(), Mem::kL1, "dst", api, loc);
+  WriteLocal(dst.Desc(), 0, 0, 32, api, loc);
+  const uint32_t c0 = C0<T>(), blocks = CeilDiv(p.dValue, c0);
+  for (uint32_t i = 0; i < p.ndNum; ++i) {
+    for (uint32_t j = 0; j < p.nValue; ++j) {
+      const T* row = src.GetPhyAddr() + uint64_t{i} * p.srcNdMatrixStride + uint64_t{j} * p.srcDValue;
+      GmRead(row, uint64_t{p.dValue} * sizeof(T), src.Bounds(), api, loc);
+      for (uint32_t b = 0; b < blocks; ++b) {
+        const int64_t off = (int64_t{i} * p.dstNzMatrixStride) * int64_t{sizeof(T)} +
+                            (int64_t{j} * p.dstNzNStride + int64_t{b} * p.dstNzC0Stride) * 32;
+        T* d = reinterpret_cast<T*>(WriteLocal(dst.Desc(), off, 32, 1, api, loc));
+        for (uint32_t e = 0; e < c0; ++e) d[e] = b * c0 + e < p.dValue ? row[b * c0 + e] : T(0);
+      }
+    }
+  }
+  BlockCounters(loc).gm_to_local.Add(uint64_t{p.ndNum} * p.nValue * p.dValue * sizeof(T), uint64_t{p.ndNum} * p.nValue);
+}
+
+template <class T>
+void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadData2DParams& p,
+              ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+  using namespace ascendc_cpu::detail;
+  const char* api = "LoadData";
+  CheckPositionIn(src.Desc(), Mem::kL1, "src", api, loc);
+  if (dst.Desc().mem != Mem::kL0A && dst.Desc().mem != Mem::kL0B) {
+    Fail(ascendc_cpu::check::kApiConstraint, loc, "LoadData: dst must be at A2 or B2");
+  }
+  if (p.ifTranspose && sizeof(T) != 2) {
+    Fail(ascendc_cpu::check::kApiConstraint, loc, "LoadData: ifTranspose is modelled for 16-bit types only");
+  }
+  constexpr int64_t kFrac = 512;
+  std::vector<uint8_t> frac(kFrac);
+  for (uint32_t r = 0; r < p.repeatTimes; ++r) {
+    const uint8_t* s = ReadLocal(src.Desc(), (int64_t{p.startIndex} + int64_t{r} * p.srcStride) * kFrac, kFrac, 32, api, loc);
+    std::copy(s, s + kFrac, frac.begin());
+    uint8_t* d = WriteLocal(dst.Desc(), int64_t{r} * (1 + p.dstGap) * kFrac, kFrac, 32, api, loc);
+    if (!p.ifTranspose) {
+      std::copy(frac.begin(), frac.end(), d);
+      continue;
+    }
+    for (int a = 0; a < 16; ++a) {
+      for (int b = 0; b < 16; ++b) std::copy_n(&frac[(b * 16 + a) * 2], 2, d + (a * 16 + b) * 2);
+    }
+  }
+  BlockCounters(loc).local_to_local.Add(uint64_t{p.repeatTimes} * kFrac, p.repeatTimes);
+}
+
+template <class Out, class In, class InB>
+void Mmad(const LocalTensor<Out>& c, const LocalTensor<In>& a, const LocalTensor<InB>& b, const MmadParams& p,
+          ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+  using namespace ascendc_cpu::detail;
+  static_assert(std::is_same_v<In, InB>, "Mmad: A and B must have the same type");
+  using AccT = typename Acc<In>::type;
+  static_assert(std::is_same_v<Out, AccT>, "Mmad: L0C holds float for half/bfloat16_t/float inputs, int32_t for int8_t");
+  const char* api = "Mmad";
+  CheckPosition(a.Desc(), TPosition::A2, "fm", api, loc);
+  CheckPosition(b.Desc(), TPosition::B2, "filter", api, loc);
+  CheckPosition(c.Desc(), TPosition::CO1, "dst", api, loc);
+  const uint32_t m = p.m, n = p.n, k = p.k, c0 = C0<In>();
+  const uint32_t kf = CeilDiv(k, c0), nf = CeilDiv(n, 16), mf = CeilDiv(m, 16);
+  auto a_off = [&](uint32_t r, uint32_t kk) { return ((r / 16) * kf + kk / c0) * 16 * c0 + (r % 16) * c0 + kk % c0; };
+  auto b_off = [&](uint32_t kk, uint32_t nn) { return ((kk / c0) * nf + nn / 16) * 16 * c0 + (nn % 16) * c0 + kk % c0; };
+  auto c_off = [&](uint32_t r, uint32_t nn) { return ((nn / 16) * mf + r / 16) * 256 + (r % 16) * 16 + nn % 16; };
+  std::vector<AccT> av(uint64_t{m} * k), bv(uint64_t{k} * n);
+  for (uint32_t r = 0; r < m; ++r) {
+    for (uint32_t kk = 0; kk < k; kk += c0) {
+      const uint32_t len = std::min(c0, k - kk);
+      const In* s = reinterpret_cast<const In*>(ReadLocal(a.Desc(), int64_t{a_off(r, kk)} * int64_t{sizeof(In)}, len * sizeof(In), 1, api, loc));
+      for (uint32_t e = 0; e < len; ++e) av[uint64_t{r} * k + kk + e] = static_cast<AccT>(s[e]);
+    }
+  }
+  for (uint32_t nn = 0; nn < n; ++nn) {
+    for (uint32_t kk = 0; kk < k; kk += c0) {
+      const uint32_t len = std::min(c0, k - kk);
+      const In* s = reinterpret_cast<const In*>(ReadLocal(b.Desc(), int64_t{b_off(kk, nn)} * int64_t{sizeof(In)}, len * sizeof(In), 1, api, loc));
+      for (uint32_t e = 0; e < len; ++e) bv[uint64_t{kk + e} * n + nn] = static_cast<AccT>(s[e]);
+    }
+  }
+  const bool accumulate = p.isBias || !p.cmatrixInitVal;
+  if (p.cmatrixSource) Fail(ascendc_cpu::check::kApiConstraint, loc, "Mmad: cmatrixSource (bias table) is not modelled");
+  for (uint32_t r = 0; r < m; ++r) {
+    for (uint32_t nn = 0; nn < n; ++nn) {
+      const int64_t off = int64_t{c_off(r, nn)} * int64_t{sizeof(AccT)};
+      AccT sum = accumulate ? *reinterpret_cast<const AccT*>(ReadLocal(c.Desc(), off, sizeof(AccT), 1, api, loc)) : AccT(0);
+      for (uint32_t kk = 0; kk < k; ++kk) sum += av[uint64_t{r} * k + kk] * bv[uint64_t{kk} * n + nn];
+      *reinterpret_cast<AccT*>(WriteLocal(c.Desc(), off, sizeof(AccT), 1, api, loc)) = sum;
+    }
+  }
+  ascendc_cpu::Counters& cnt = BlockCounters(loc);
+  ++cnt.cube_ops;
+  cnt.cube_macs += uint64_t{m} * n * k;
+}
+
+template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR>
+void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p,
+             ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+  using namespace ascendc_cpu::detail;
+  const char* api = "Fixpipe";
+  static_assert(config.format == CO2Layout::ROW_MAJOR, "Fixpipe: only CFG_ROW_MAJOR (NZ -> ND) is modelled");
+  CheckPosition(src.Desc(), TPosition::CO1, "src", api, loc);
+  if (p.ndNum > 1) Fail(ascendc_cpu::check::kApiConstraint, loc, "Fixpipe: ndNum > 1 is not modelled");
+  ReadLocal(src.Desc(), 0, 0, 64, api, loc);
+  std::vector<T> row(p.nSize);
+  for (uint32_t r = 0; r < p.mSize; ++r) {
+    for (uint32_t nn = 0; nn < p.nSize; ++nn) {
+      const int64_t off = (int64_t{nn / 16} * p.srcStride * 16 + int64_t{r} * 16 + nn % 16) * int64_t{sizeof(U)};
+      U v = *reinterpret_cast<const U*>(ReadLocal(src.Desc(), off, sizeof(U), 1, api, loc));
+      if (p.reluEn && v < U(0)) v = U(0);
+      if constexpr (std::is_same_v<T, U>) {
+        row[nn] = v;
+      } else {
+        if (p.quantPre != F322F16 && p.quantPre != F322BF16) {
+          Fail(ascendc_cpu::check::kApiConstraint, loc, "Fixpipe: converting the type needs quantPre F322F16 or F322BF16");
+        }
+        row[nn] = FromDouble<T>(static_cast<double>(v), RoundMode::CAST_RINT, loc);
+      }
+    }
+    T* d = dst.GetPhyAddr() + uint64_t{r} * p.dstStride;
+    GmWrite(d, uint64_t{p.nSize} * sizeof(T), dst.Bounds(), api, loc);
+    std::copy(row.begin(), row.end(), d);
+  }
+  BlockCounters(loc).local_to_gm.Add(uint64_t{p.mSize} * p.nSize * sizeof(T), p.mSize);
+}
+
+}  // namespace AscendC

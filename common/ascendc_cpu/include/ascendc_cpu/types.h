@@ -1,0 +1,128 @@
+// Kernel-side basic types of the AscendC emulator: qualifiers, scalar types, enums.
+// Written from the public AscendC documentation (no CANN source): names and enumerators are
+// the documented ones so kernel sources compile unchanged with CANN's compiler.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "ascendc_cpu/bfloat16.h"
+#include "ascendc_cpu/src_loc.h"
+
+// Address-space and function qualifiers mean nothing on the CPU.
+#ifndef __aicore__
+#define __aicore__
+#endif
+#ifndef __global__
+#define __global__
+#endif
+#ifndef __gm__
+#define __gm__
+#endif
+#ifndef __ubuf__
+#define __ubuf__
+#endif
+#define GM_ADDR __gm__ uint8_t*
+// Kernel task-type declaration of newer toolkits: nothing to do on the CPU.
+#define KERNEL_TASK_TYPE_DEFAULT(type)
+
+#if !defined(__FLT16_MANT_DIG__)
+#error "ascendc_cpu needs a compiler with _Float16 (GCC >= 12 or Clang >= 15 on x86-64/aarch64)"
+#endif
+using half = _Float16;
+
+namespace AscendC {
+
+enum class TPosition : uint8_t {
+  GM,
+  A1,
+  A2,
+  B1,
+  B2,
+  C1,
+  C2,
+  CO1,
+  CO2,
+  VECIN,
+  VECOUT,
+  VECCALC,
+  LCM = VECCALC,
+  SPM,
+  SHM = SPM,
+  TSCM,
+  MAX,
+};
+using QuePosition = TPosition;
+
+// Cast rounding modes (documented enum RoundMode).
+enum class RoundMode : uint8_t {
+  CAST_NONE = 0,  // CAST_RINT when the conversion loses precision, exact otherwise
+  CAST_RINT,      // to nearest, ties to even
+  CAST_FLOOR,     // toward -inf
+  CAST_CEIL,      // toward +inf
+  CAST_ROUND,     // to nearest, ties away from zero
+  CAST_TRUNC,     // toward zero
+  CAST_ODD,       // von Neumann: inexact results get an odd last mantissa bit
+};
+
+enum class CMPMODE : uint8_t { LT = 0, GT, EQ, LE, GE, NE };
+
+enum class SELMODE : uint8_t {
+  VSEL_CMPMASK_SPR = 0,
+  VSEL_TENSOR_SCALAR_MODE,
+  VSEL_TENSOR_TENSOR_MODE,
+};
+
+enum pipe_t : uint8_t {
+  PIPE_S = 0,
+  PIPE_V,
+  PIPE_M,
+  PIPE_MTE1,
+  PIPE_MTE2,
+  PIPE_MTE3,
+  PIPE_ALL,
+  PIPE_FIX,
+};
+
+enum class HardEvent : uint8_t {
+  MTE2_MTE1,
+  MTE1_MTE2,
+  MTE1_M,
+  M_MTE1,
+  MTE2_V,
+  V_MTE2,
+  MTE3_V,
+  V_MTE3,
+  M_V,
+  V_M,
+  V_V,
+  MTE3_MTE1,
+  MTE1_MTE3,
+  MTE1_V,
+  MTE2_M,
+  M_MTE2,
+  V_MTE1,
+  M_FIX,
+  FIX_M,
+  MTE3_MTE2,
+  MTE2_MTE3,
+  S_V,
+  V_S,
+  S_MTE2,
+  MTE2_S,
+  S_MTE3,
+  MTE3_S,
+  MTE2_FIX,
+  FIX_MTE2,
+  FIX_S,
+  S_FIX,
+  M_S,
+  FIX_MTE3,
+  MAX,
+};
+
+using event_t = int32_t;
+
+constexpr uint32_t ONE_BLK_SIZE = 32;     // bytes in one DataBlock
+constexpr uint32_t ONE_REPEAT_BYTE_SIZE = 256;  // bytes one vector repeat processes
+
+}  // namespace AscendC

@@ -1,0 +1,34 @@
+// Runs a lambda as the kernel of a one-block launch, for API semantics tests: data moves in
+// and out of local tensors with SetValue / GetValue, so no GM region is involved.
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "ascendc_cpu/launch.h"
+#include "kernel_operator.h"
+
+namespace emu_test {
+
+inline std::function<void()>& Body() {
+  static std::function<void()> body;
+  return body;
+}
+inline void Trampoline(GM_ADDR) { Body()(); }
+
+inline ascendc_cpu::LaunchReport InBlock(std::function<void()> body) {
+  Body() = std::move(body);
+  return ascendc_cpu::Launch({"ops", 1, 196608, ascendc_cpu::Order::kInOrder}, {}, Trampoline, nullptr);
+}
+
+template <class T>
+void Fill(const AscendC::LocalTensor<T>& t, const std::vector<T>& v) {
+  for (size_t i = 0; i < v.size(); ++i) t.SetValue(static_cast<uint32_t>(i), v[i]);
+}
+template <class T>
+std::vector<T> Read(const AscendC::LocalTensor<T>& t, uint32_t n) {
+  std::vector<T> v(n);
+  for (uint32_t i = 0; i < n; ++i) v[i] = t.GetValue(i);
+  return v;
+}
+
+}  // namespace emu_test
