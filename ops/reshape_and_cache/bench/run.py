@@ -1,0 +1,128 @@
+"""Benchmark of reshape_and_cache (run by `./dev bench`).
+
+Providers, timed in the same run on the same tensors:
+  cpu          torch.ops.ascend_ops.reshape_and_cache (the C++ CPU kernel)
+  torch native key_cache.view(-1, H, D)[slots] = key, padding masked, for key and value
+  plain copy   copy_ of the same bytes into contiguous buffers: the memory-bandwidth limit
+Ratios: speedup = native p50 / cpu p50; copy rate = plain-copy p50 / cpu p50.
+Also the emulator's GM traffic for the AscendC kernel divided by the minimum traffic
+2 * T' * H * (Dk + Dv) * itemsize + T' * slot bytes (the spec's performance note).
+Targets (reported, not asserted): speedup >= 3 at T=4096, copy rate >= 0.70, GM ratio <= 1.05.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
+import torch  # noqa: E402
+
+from ascend_ops.common import bench  # noqa: E402
+from ascend_ops.common._table import format_table  # noqa: E402
+from ascend_ops.reshape_and_cache import reshape_and_cache, torch_ops  # noqa: E402,F401  (registers the op)
+
+OP = "reshape_and_cache"
+H, D, BLOCK_SIZE = 8, 128, 128
+DECODE = (1, 16, 64, 256)
+PREFILL = (4096, 16384, 32768)
+DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16}
+
+
+def make_case(tokens: int, dtype: torch.dtype, seed: int = 0):
+    """Inputs of one shape: slots are whole blocks in a shuffled order (as a block manager
+    hands them out), with 1 in 16 decode tokens padding."""
+    g = torch.Generator().manual_seed(seed)
+    num_blocks = (tokens + BLOCK_SIZE - 1) // BLOCK_SIZE + 1
+    key = torch.randn(tokens, H, D, generator=g).to(dtype)
+    value = torch.randn(tokens, H, D, generator=g).to(dtype)
+    key_cache = torch.zeros(num_blocks, BLOCK_SIZE, H, D, dtype=dtype)
+    value_cache = torch.zeros_like(key_cache)
+    blocks = torch.randperm(num_blocks, generator=g)
+    slots = (blocks[:, None] * BLOCK_SIZE + torch.arange(BLOCK_SIZE)).flatten()[:tokens].clone()
+    if tokens <= max(DECODE):
+        slots[::16] = -1
+    return key, value, key_cache, value_cache, slots.to(torch.int64)
+
+
+def providers(key, value, key_cache, value_cache, slots):
+    op = torch.ops.ascend_ops.reshape_and_cache
+    flat_k = key_cache.view(-1, H, D)
+    flat_v = value_cache.view(-1, H, D)
+    copy_k, copy_v = torch.empty_like(key), torch.empty_like(value)
+
+    def native():
+        valid = slots >= 0
+        index = slots[valid]
+        flat_k[index] = key[valid]
+        flat_v[index] = value[valid]
+
+    def plain_copy():
+        copy_k.copy_(key)
+        copy_v.copy_(value)
+
+    return {
+        "cpu": lambda: op(key, value, key_cache, value_cache, slots),
+        "torch native": native,
+        "plain copy": plain_copy,
+    }
+
+
+def emulator_traffic(tokens: int) -> list:
+    """GM bytes the AscendC kernel moves through the emulator, against the minimum."""
+    key, value, key_cache, value_cache, slots = (t.numpy() for t in make_case(tokens, torch.float16))
+    report = reshape_and_cache(key, value, key_cache, value_cache, slots, backend="emu")
+    written = int((slots >= 0).sum())
+    moved = report["totals"]["gm_read_bytes"] + report["totals"]["gm_write_bytes"]
+    minimum = 2 * written * H * (D + D) * key.itemsize + len(slots) * slots.itemsize
+    return [f"T={tokens}", "float16", report["block_dim"], moved, minimum, moved / minimum]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer shapes and samples (smoke run)")
+    parser.add_argument("--out", type=Path, default=Path("bench-results"), help="CSV, JSON and PNG go here")
+    args = parser.parse_args(argv)
+
+    shapes = (1, 256, 4096) if args.quick else DECODE + PREFILL
+    runner = bench.Runner(warmup=2, repeats=5 if args.quick else 15, min_time=0.05 if args.quick else 0.3)
+    cases = []
+    for dtype_name, dtype in DTYPES.items():
+        for tokens in shapes:
+            tensors = make_case(tokens, dtype)
+            nbytes = 2 * (tensors[0].nbytes + tensors[1].nbytes)  # read once, write once
+            for provider, fn in providers(*tensors).items():
+                cases.append(bench.Case(OP, provider, f"T={tokens} H={H} D={D}", dtype_name, fn, nbytes))
+    results = runner.run(cases, baseline="torch native")
+    bench.print_table(results)
+
+    by_key = {(r.shape, r.dtype, r.provider): r for r in results}
+    rows = []
+    for (shape, dtype_name, provider), r in by_key.items():
+        if provider != "cpu":
+            continue
+        native = by_key[(shape, dtype_name, "torch native")].p50_us
+        copy = by_key[(shape, dtype_name, "plain copy")].p50_us
+        rows.append([shape, dtype_name, r.p50_us, native / r.p50_us, copy / r.p50_us])
+    print()
+    print(format_table(["shape", "dtype", "cpu p50 µs", "speedup vs native", "copy rate"], rows))
+    print("targets: speedup vs native >= 3 at T=4096; copy rate >= 0.70")
+
+    print()
+    traffic = [emulator_traffic(t) for t in ((64, 1024) if not args.quick else (64,))]
+    print(format_table(["shape", "dtype", "blocks", "GM bytes moved", "minimum", "ratio"], traffic))
+    print("target: GM ratio <= 1.05 (emulator counters of the AscendC kernel; not run on NPU)")
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    bench.write_csv(results, args.out / f"{OP}.csv")
+    bench.write_json(results, args.out / f"{OP}.json")
+    bench.plot(results, args.out / f"{OP}.png", metric="speedup", logy=True)
+    print(f"\nresults: {args.out}/{OP}.csv, .json, .png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,25 @@
+// Pieces of the `_core` module shared between its source files.
+#pragma once
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+#include "host/reshape_and_cache.h"
+
+namespace aop::reshape_and_cache {
+
+#ifdef AOP_WITH_EMU
+constexpr bool kHasEmu = true;
+#else
+constexpr bool kHasEmu = false;
+#endif
+
+Args numpy_args(const pybind11::array& key, const pybind11::array& value,
+                const pybind11::array& key_cache, const pybind11::array& value_cache,
+                const pybind11::array& slot_mapping, const std::string& dtype);
+
+// Adds run_emu (the AscendC kernel through the emulator) when the emulator build is on.
+void bind_emu(pybind11::module_& m);
+
+}  // namespace aop::reshape_and_cache

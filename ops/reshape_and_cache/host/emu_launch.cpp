@@ -1,0 +1,96 @@
+// run_emu: the AscendC kernel itself, run on CPU by common's emulator, on NumPy arrays. The
+// same host checks and tiling as the NPU path; the launch report goes back to Python.
+#include "host/core_module.h"
+
+#ifdef AOP_WITH_EMU
+#include <cstdint>
+
+#include "ascend_ops/platform.hpp"
+#include "ascend_ops/tensor.hpp"
+#include "ascendc_cpu/launch.h"
+#include "ascendc_cpu/pybind_report.h"
+
+extern "C" void reshape_and_cache_kernel(uint8_t* key, uint8_t* value, uint8_t* key_cache,
+                                         uint8_t* value_cache, uint8_t* slot_mapping, uint8_t* tiling);
+
+namespace py = pybind11;
+
+namespace aop::reshape_and_cache {
+namespace {
+
+// Bytes from the first to one past the last element a strided view can touch.
+uint64_t span_bytes(const aop_tensor& t) {
+  const TensorView v(t);
+  if (v.numel() == 0) return 0;
+  int64_t last = 0;
+  for (int i = 0; i < v.ndim(); ++i) last += (v.dim(i) - 1) * v.stride(i);
+  return static_cast<uint64_t>(last + 1) * aop_dtype_size(t.dtype);
+}
+
+ascendc_cpu::Order parse_order(const std::string& order) {
+  if (order == "in_order") return ascendc_cpu::Order::kInOrder;
+  if (order == "shuffled") return ascendc_cpu::Order::kShuffled;
+  if (order == "both") return ascendc_cpu::Order::kBoth;
+  throw Error(AOP_VALUE_ERROR, "reshape_and_cache: order should be 'in_order', 'shuffled' or 'both' but is '" +
+                                   order + "'");
+}
+
+py::dict run_emu(const Args& a, const std::string& soc, const std::string& order, uint64_t seed) {
+  validate(a);
+  check_slots(a);
+  const Platform platform = platform_preset(soc);
+  ReshapeAndCacheTiling t = tiling(a, platform);
+  if (t.num_tokens == 0) return py::dict();  // nothing to launch, like the NPU path
+
+  using ascendc_cpu::GmKind;
+  const ascendc_cpu::GmRegions regions{
+      {a.key.data, span_bytes(a.key), "key", GmKind::kInput},
+      {a.value.data, span_bytes(a.value), "value", GmKind::kInput},
+      {a.key_cache.data, span_bytes(a.key_cache), "key_cache", GmKind::kOutput},
+      {a.value_cache.data, span_bytes(a.value_cache), "value_cache", GmKind::kOutput},
+      {a.slot_mapping.data, span_bytes(a.slot_mapping), "slot_mapping", GmKind::kInput},
+      {&t, sizeof(t), "tiling", GmKind::kInput},
+  };
+  ascendc_cpu::LaunchConfig config;
+  config.kernel_name = "reshape_and_cache_kernel";
+  config.block_dim = t.block_dim;
+  config.ub_bytes = platform.ub_bytes;
+  config.order = parse_order(order);
+  config.seed = seed;
+  ascendc_cpu::LaunchReport report;
+  {
+    py::gil_scoped_release release;
+    report = ascendc_cpu::Launch(config, regions, reshape_and_cache_kernel, a.key.data, a.value.data,
+                                 a.key_cache.data, a.value_cache.data, a.slot_mapping.data, &t);
+  }
+  return ascendc_cpu::python::ReportToDict(report);
+}
+
+}  // namespace
+
+void bind_emu(py::module_& m) {
+  ascendc_cpu::python::RegisterEmulatorError(m);
+  m.def(
+      "run_emu",
+      [](const py::array& key, const py::array& value, py::array key_cache, py::array value_cache,
+         const py::array& slot_mapping, const std::string& soc, const std::string& order,
+         uint64_t seed, const std::string& dtype) {
+        return run_emu(numpy_args(key, value, key_cache, value_cache, slot_mapping, dtype), soc, order, seed);
+      },
+      py::arg("key"), py::arg("value"), py::arg("key_cache"), py::arg("value_cache"),
+      py::arg("slot_mapping"), py::arg("soc") = "Ascend910B2", py::arg("order") = "both",
+      py::arg("seed") = 0, py::arg("dtype") = "",
+      "Runs the AscendC kernel through the emulator on a platform preset, writing the caches in\n"
+      "place; order 'both' runs the blocks in order and shuffled and checks they agree.\n"
+      "Returns the launch report (GM bytes, DMA transfers, UB high-water mark per block).");
+}
+
+}  // namespace aop::reshape_and_cache
+
+#else  // the emulator build is off: say so instead of pretending
+
+namespace aop::reshape_and_cache {
+void bind_emu(pybind11::module_&) {}
+}  // namespace aop::reshape_and_cache
+
+#endif

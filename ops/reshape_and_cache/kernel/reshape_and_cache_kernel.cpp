@@ -1,0 +1,116 @@
+// reshape_and_cache AscendC kernel: copies each token's key and value rows into the paged
+// cache at its slot. Tokens are split evenly across the vector cores; each row moves
+// GM -> UB -> GM in bursts of up to chunk_elems, double-buffered, with DataCopyPad so rows
+// whose byte size is not a multiple of 32 need no padding in GM. Slots < 0 are skipped.
+// Compiles with CANN's compiler on NPU and with g++ against the AscendC emulator.
+#include "kernel_operator.h"
+#include "kernel/reshape_and_cache_tiling.h"
+
+namespace {
+
+constexpr int32_t BUFFER_NUM = 2;
+
+// T: an integer type of the element size (the op is a bit copy); S: the slot type.
+template <typename T, typename S>
+class ReshapeAndCacheKernel {
+ public:
+  __aicore__ inline void Init(GM_ADDR key, GM_ADDR value, GM_ADDR key_cache,
+                              GM_ADDR value_cache, GM_ADDR slot_mapping,
+                              const ReshapeAndCacheTiling& tiling) {
+    tiling_ = tiling;
+    const int64_t core = AscendC::GetBlockIdx();
+    const int64_t base = tiling.tokens_per_core;
+    const int64_t extra = tiling.cores_with_extra;
+    token_begin_ = core * base + (core < extra ? core : extra);
+    token_end_ = token_begin_ + base + (core < extra ? 1 : 0);
+
+    key_.SetGlobalBuffer((__gm__ T*)key);
+    value_.SetGlobalBuffer((__gm__ T*)value);
+    key_cache_.SetGlobalBuffer((__gm__ T*)key_cache, tiling.num_slots * tiling.key_row_elems);
+    value_cache_.SetGlobalBuffer((__gm__ T*)value_cache, tiling.num_slots * tiling.value_row_elems);
+    slots_.SetGlobalBuffer((__gm__ S*)slot_mapping, tiling.num_tokens);
+    pipe_.InitBuffer(queue_, BUFFER_NUM, tiling.chunk_elems * sizeof(T));
+  }
+
+  __aicore__ inline void Process() {
+    for (int64_t t = token_begin_; t < token_end_; ++t) {
+      const int64_t slot = static_cast<int64_t>(slots_.GetValue(t));
+      if (slot < 0) continue;  // padding token
+      CopyRow(key_[t * tiling_.key_token_stride], key_cache_[slot * tiling_.key_row_elems],
+              tiling_.key_row_elems);
+      CopyRow(value_[t * tiling_.value_token_stride],
+              value_cache_[slot * tiling_.value_row_elems], tiling_.value_row_elems);
+    }
+  }
+
+ private:
+  __aicore__ inline void CopyRow(const AscendC::GlobalTensor<T>& src,
+                                 const AscendC::GlobalTensor<T>& dst, int64_t elems) {
+    for (int64_t done = 0; done < elems; done += tiling_.chunk_elems) {
+      const int64_t left = elems - done;
+      const uint32_t count = static_cast<uint32_t>(left < tiling_.chunk_elems ? left : tiling_.chunk_elems);
+      CopyIn(src[done], count);
+      CopyOut(dst[done], count);
+    }
+  }
+
+  __aicore__ inline void CopyIn(const AscendC::GlobalTensor<T>& src, uint32_t count) {
+    AscendC::LocalTensor<T> buf = queue_.template AllocTensor<T>();
+    AscendC::DataCopyExtParams params{1, count * static_cast<uint32_t>(sizeof(T)), 0, 0, 0};
+    AscendC::DataCopyPadExtParams<T> pad{false, 0, 0, 0};
+    AscendC::DataCopyPad(buf, src, params, pad);
+    queue_.EnQue(buf);
+  }
+
+  __aicore__ inline void CopyOut(const AscendC::GlobalTensor<T>& dst, uint32_t count) {
+    AscendC::LocalTensor<T> buf = queue_.template DeQue<T>();
+    AscendC::DataCopyExtParams params{1, count * static_cast<uint32_t>(sizeof(T)), 0, 0, 0};
+    AscendC::DataCopyPad(dst, buf, params);
+    queue_.FreeTensor(buf);
+  }
+
+  AscendC::TPipe pipe_;
+  // A bound VECIN -> VECOUT queue: MTE2 fills a buffer, MTE3 drains it, no vector work.
+  AscendC::TQueBind<AscendC::TPosition::VECIN, AscendC::TPosition::VECOUT, BUFFER_NUM> queue_;
+  AscendC::GlobalTensor<T> key_, value_, key_cache_, value_cache_;
+  AscendC::GlobalTensor<S> slots_;
+  ReshapeAndCacheTiling tiling_;
+  int64_t token_begin_ = 0;
+  int64_t token_end_ = 0;
+};
+
+template <typename T, typename S>
+__aicore__ inline void Run(GM_ADDR key, GM_ADDR value, GM_ADDR key_cache, GM_ADDR value_cache,
+                           GM_ADDR slot_mapping, const ReshapeAndCacheTiling& tiling) {
+  ReshapeAndCacheKernel<T, S> op;
+  op.Init(key, value, key_cache, value_cache, slot_mapping, tiling);
+  op.Process();
+}
+
+template <typename S>
+__aicore__ inline void RunForSlot(GM_ADDR key, GM_ADDR value, GM_ADDR key_cache,
+                                  GM_ADDR value_cache, GM_ADDR slot_mapping,
+                                  const ReshapeAndCacheTiling& tiling) {
+  switch (tiling.elem_bytes) {
+    case 1: Run<int8_t, S>(key, value, key_cache, value_cache, slot_mapping, tiling); break;
+    case 2: Run<int16_t, S>(key, value, key_cache, value_cache, slot_mapping, tiling); break;
+    case 4: Run<int32_t, S>(key, value, key_cache, value_cache, slot_mapping, tiling); break;
+    default: break;  // unreachable: host tiling only produces 1, 2 or 4
+  }
+}
+
+}  // namespace
+
+// key:          [T, H, Dk]   value:       [T, H, Dv]    (token rows may be strided)
+// key_cache:    [num_blocks, block_size, H, Dk]         value_cache: [..., H, Dv]
+// slot_mapping: [T'] int32 or int64                     tiling: ReshapeAndCacheTiling
+extern "C" __global__ __aicore__ void reshape_and_cache_kernel(
+    GM_ADDR key, GM_ADDR value, GM_ADDR key_cache, GM_ADDR value_cache, GM_ADDR slot_mapping,
+    GM_ADDR tiling_gm) {
+  const ReshapeAndCacheTiling tiling = *reinterpret_cast<__gm__ ReshapeAndCacheTiling*>(tiling_gm);
+  if (tiling.slot_bytes == 8) {
+    RunForSlot<int64_t>(key, value, key_cache, value_cache, slot_mapping, tiling);
+  } else {
+    RunForSlot<int32_t>(key, value, key_cache, value_cache, slot_mapping, tiling);
+  }
+}

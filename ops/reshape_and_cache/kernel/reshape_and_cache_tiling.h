@@ -1,0 +1,19 @@
+// The launch tiling of reshape_and_cache: a POD written by host/tiling.cpp and read by the
+// AscendC kernel (through GM on NPU, through the emulator here).
+#pragma once
+#include <stdint.h>
+
+struct ReshapeAndCacheTiling {
+  int64_t num_tokens;        // T': tokens to write (slot_mapping length)
+  int64_t key_row_elems;     // H * Dk: one token's key, contiguous
+  int64_t value_row_elems;   // H * Dv
+  int64_t key_token_stride;  // elements between consecutive tokens of key (>= H * Dk)
+  int64_t value_token_stride;
+  int64_t num_slots;         // num_blocks * block_size
+  int32_t elem_bytes;        // 1, 2 or 4
+  int32_t slot_bytes;        // 4 (int32) or 8 (int64)
+  int32_t block_dim;         // vector cores used
+  int32_t tokens_per_core;   // every core gets this many tokens ...
+  int32_t cores_with_extra;  // ... and the first cores_with_extra get one more
+  int32_t chunk_elems;       // elements staged through UB per burst (32-byte multiple)
+};

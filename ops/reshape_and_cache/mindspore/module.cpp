@@ -1,0 +1,21 @@
+// The `_ms` module: PyNative entry, the Graph-mode check and the aot symbol's name.
+#include "include/pynative/utils/pyboost/custom/tensor.h"  // the ms::Tensor caster
+#include "pybind11/stl.h"                                  // shapes and dtype names
+
+#include "ascend_ops/module_info.hpp"
+#include "graph.h"
+#include "pynative.h"
+
+PYBIND11_MODULE(MS_EXTENSION_NAME, m) {
+  namespace py = pybind11;
+  using namespace aop::reshape_and_cache;
+  m.doc() = "ascend-ops reshape_and_cache: MindSpore PyNative and Graph-mode (aot) entries";
+  aop::set_module_info(m);
+  m.def("reshape_and_cache", &ms_pynative::reshape_and_cache, py::arg("key"), py::arg("value"),
+        py::arg("key_cache"), py::arg("value_cache"), py::arg("slot_mapping"),
+        "Write key/value rows into the paged caches in place (PyNative). Returns None.");
+  m.def("validate_signature", &ms_graph::validate_signature, py::arg("shapes"), py::arg("dtypes"),
+        "Graph-mode compile-time check of (key, value, key_cache, value_cache, slot_mapping) "
+        "shapes and dtype names; raises ValueError / TypeError.");
+  m.attr("AOT_SYMBOL") = ms_graph::kAotSymbol;
+}

@@ -1,0 +1,70 @@
+"""Golden tests of the cpu and emu backends on NumPy arrays: exact (a bit copy)."""
+import numpy as np
+import pytest
+
+from ascend_ops.reshape_and_cache import reference, reshape_and_cache
+
+from rac_cases import DTYPES, SHAPES, SLOT_DTYPES, Shape, make
+
+BACKENDS = ("cpu", "emu")
+
+
+def run(backend, key, value, key_cache, value_cache, slots, dtype, **kwargs):
+    as_dtype = "bfloat16" if dtype == "bfloat16" else None
+    return reshape_and_cache(key, value, key_cache, value_cache, slots, backend=backend,
+                             dtype=as_dtype, **kwargs)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("slot_dtype", SLOT_DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_matches_reference_exactly(backend, shape, dtype, slot_dtype):
+    key, value, key_cache, value_cache, slots = make(shape, dtype, slot_dtype)
+    want_key, want_value = reference.reshape_and_cache(key, value, key_cache, value_cache, slots)
+    run(backend, key, value, key_cache, value_cache, slots, dtype)
+    np.testing.assert_array_equal(key_cache.view(np.uint8), want_key.view(np.uint8))
+    np.testing.assert_array_equal(value_cache.view(np.uint8), want_value.view(np.uint8))
+
+
+@pytest.mark.parametrize("soc", ["Ascend910B2", "Ascend910B4"])
+@pytest.mark.parametrize("tokens", [1, 47, 48, 49, 2500])
+@pytest.mark.parametrize("head_size", [128, 72, 17])
+def test_emulator_presets_and_token_counts(soc, tokens, head_size):
+    """Tokens split over 48 or 40 cores, with and without a remainder; rows that are and are
+    not multiples of 16 elements (the 32-byte burst of float16)."""
+    shape = Shape(tokens, tokens, 2, head_size, head_size, (tokens + 15) // 16 + 1, 16, padding=tokens // 10)
+    key, value, key_cache, value_cache, slots = make(shape, "float16", np.int32, seed=tokens)
+    want_key, want_value = reference.reshape_and_cache(key, value, key_cache, value_cache, slots)
+    report = run("emu", key, value, key_cache, value_cache, slots, "float16", soc=soc)
+    np.testing.assert_array_equal(key_cache, want_key)
+    np.testing.assert_array_equal(value_cache, want_value)
+    cores = 48 if soc == "Ascend910B2" else 40
+    assert report["block_dim"] == min(tokens, cores)
+
+
+def test_emulator_traffic_is_the_minimum():
+    """GM bytes read and written: every written row once each way, plus one slot read per token."""
+    shape = Shape(200, 180, 4, 128, 96, 20, 16, padding=20)
+    key, value, key_cache, value_cache, slots = make(shape, "bfloat16", np.int64)
+    report = run("emu", key, value, key_cache, value_cache, slots, "bfloat16", order="in_order")
+    written = int((slots >= 0).sum())
+    row_bytes = 4 * (128 + 96) * 2
+    totals = report["totals"]
+    assert totals["gm_write_bytes"] == written * row_bytes
+    assert totals["gm_read_bytes"] == written * row_bytes + len(slots) * 8
+    # One DMA per row and direction: rows fit one UB burst.
+    assert totals["gm_to_local"]["transfers"] == 2 * written
+    assert totals["local_to_gm"]["transfers"] == 2 * written
+
+
+def test_rows_larger_than_ub_are_split_into_bursts():
+    """A row of 8*8192 float32 = 256 KiB exceeds the 96 KiB double-buffer half of UB."""
+    shape = Shape(3, 3, 8, 8192, 16, 2, 2)
+    key, value, key_cache, value_cache, slots = make(shape, "float32", np.int32)
+    want_key, want_value = reference.reshape_and_cache(key, value, key_cache, value_cache, slots)
+    report = run("emu", key, value, key_cache, value_cache, slots, "float32")
+    np.testing.assert_array_equal(key_cache, want_key)
+    np.testing.assert_array_equal(value_cache, want_value)
+    assert report["max_ub_high_water"] <= 196608
+    assert report["totals"]["gm_to_local"]["transfers"] > 2 * 3

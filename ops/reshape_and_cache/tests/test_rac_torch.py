@@ -1,0 +1,558 @@
+"""The PyTorch adapter of reshape_and_cache: torch.ops.ascend_ops.reshape_and_cache.
+
+Exact comparisons against the NumPy golden reference (the op is a bit copy) in eager mode and
+under torch.compile(fullgraph=True) with static and dynamic shapes, torch.library.opcheck,
+errors that name the argument and leave the caches untouched, Meta / FakeTensor, the torchair
+converter (against a stand-in torchair: the real one needs CANN), and the NPU adapter
+compile-checked against the torch_npu wheel's headers and exported symbols.
+"""
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Tuple
+
+import numpy as np
+import pytest
+
+if importlib.util.find_spec("torch") is None:
+    pytest.skip("torch is not installed: the PyTorch adapter cannot be tested", allow_module_level=True)
+
+os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
+from ascend_ops.reshape_and_cache import reference, torch_ops  # noqa: E402  (loads _torch)
+
+import torch  # noqa: E402
+from torch._dynamo.utils import counters  # noqa: E402
+from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
+
+OP = torch.ops.ascend_ops.reshape_and_cache.default
+OP_DIR = Path(__file__).resolve().parent.parent
+REPO = OP_DIR.parent.parent
+SCHEMA = (
+    "ascend_ops::reshape_and_cache(Tensor key, Tensor value, Tensor(a!) key_cache, "
+    "Tensor(b!) value_cache, Tensor slot_mapping) -> ()"
+)
+
+DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.int8]
+SLOT_DTYPES = [torch.int32, torch.int64]
+# Same-size integer type used to compare bit patterns exactly (NumPy has no bfloat16).
+_BITS = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One shape of the op. `written` is T' (slot_mapping length), `pad` the padding slots."""
+
+    tokens: int  # T
+    written: int  # T' <= T
+    heads: int  # H
+    dk: int
+    dv: int
+    num_blocks: int
+    block_size: int
+    qkv: bool = False  # key / value are strided views of one fused [T, 3H, D] tensor
+    pad: int = 0  # how many of the T' slots are -1
+
+    def __str__(self) -> str:
+        return (f"T{self.tokens}w{self.written}H{self.heads}k{self.dk}v{self.dv}"
+                f"b{self.num_blocks}x{self.block_size}{'qkv' if self.qkv else ''}p{self.pad}")
+
+
+CASES = [
+    Case(1, 1, 1, 16, 16, 1, 1),  # one token, one slot
+    Case(7, 7, 3, 5, 3, 4, 2),  # odd sizes, Dk != Dv
+    Case(19, 13, 2, 64, 32, 5, 16, pad=4),  # T' < T, padding, Dk != Dv
+    Case(33, 33, 4, 128, 128, 3, 16, qkv=True, pad=3),  # strided rows of a fused qkv tensor
+    Case(12, 9, 8, 96, 64, 7, 4, qkv=True),  # qkv views with Dk != Dv, T' < T
+    Case(5, 0, 2, 8, 8, 2, 4),  # T' = 0: nothing is written
+    Case(300, 290, 8, 128, 64, 40, 16, pad=17),  # large enough for the multi-threaded path
+]
+
+
+def make_tensors(case: Case, dtype: torch.dtype, slot_dtype: torch.dtype, seed: int = 0):
+    """key, value, key_cache, value_cache, slot_mapping for `case` (distinct slots, seeded)."""
+    gen = torch.Generator().manual_seed(seed)
+
+    def data(*shape: int) -> torch.Tensor:
+        if dtype.is_floating_point:
+            return torch.randn(*shape, generator=gen).to(dtype)
+        return torch.randint(-128, 128, shape, generator=gen, dtype=torch.int64).to(dtype)
+
+    t, h = case.tokens, case.heads
+    if case.qkv:  # one fused [T, H*(Dk + Dk + Dv)] projection: q | k | v, rows W apart
+        fused = data(t, h * (2 * case.dk + case.dv))
+        key = fused[:, h * case.dk:2 * h * case.dk].view(t, h, case.dk)
+        value = fused[:, 2 * h * case.dk:].view(t, h, case.dv)
+    else:
+        key, value = data(t, h, case.dk), data(t, h, case.dv)
+    key_cache = data(case.num_blocks, case.block_size, h, case.dk)
+    value_cache = data(case.num_blocks, case.block_size, h, case.dv)
+    slots = torch.randperm(case.num_blocks * case.block_size, generator=gen)[:case.written]
+    if case.pad:
+        slots[torch.randperm(case.written, generator=gen)[:case.pad]] = -1
+    return key, value, key_cache, value_cache, slots.to(slot_dtype)
+
+
+def bits(t: torch.Tensor) -> np.ndarray:
+    """The tensor's bit patterns as a NumPy array of the same shape and strides."""
+    return t.view(_BITS[t.element_size()]).numpy()
+
+
+def expected(key, value, key_cache, value_cache, slots) -> Tuple[np.ndarray, np.ndarray]:
+    return reference.reshape_and_cache(bits(key), bits(value), bits(key_cache), bits(value_cache),
+                                       slots.numpy())
+
+
+def assert_same_bits(actual: torch.Tensor, want: np.ndarray, name: str) -> None:
+    got = bits(actual)
+    if not np.array_equal(got, want):
+        bad = np.argwhere(got != want)
+        raise AssertionError(f"{name}: {len(bad)} elements differ, first at {bad[0].tolist()}")
+
+
+def run_and_check(fn: Callable, case: Case, dtype: torch.dtype, slot_dtype: torch.dtype,
+                  seed: int = 0) -> None:
+    key, value, key_cache, value_cache, slots = make_tensors(case, dtype, slot_dtype, seed)
+    key_before, value_before = key.clone(), value.clone()
+    want_k, want_v = expected(key, value, key_cache, value_cache, slots)
+    assert fn(key, value, key_cache, value_cache, slots) is None
+    assert_same_bits(key_cache, want_k, "key_cache")
+    assert_same_bits(value_cache, want_v, "value_cache")
+    assert torch.equal(key, key_before) and torch.equal(value, value_before), "inputs were modified"
+
+
+# --- schema -------------------------------------------------------------------------------
+def test_schema_is_the_spec():
+    schema = OP._schema
+    assert str(schema) == SCHEMA
+    writes = [a.name for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write]
+    assert writes == ["key_cache", "value_cache"]
+    assert torch.Tag.pt2_compliant_tag in OP.tags
+
+
+# --- eager --------------------------------------------------------------------------------
+@pytest.mark.parametrize("slot_dtype", SLOT_DTYPES, ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_eager_matches_reference(case, dtype, slot_dtype):
+    run_and_check(OP, case, dtype, slot_dtype)
+
+
+@pytest.mark.parametrize("entry", ["torch_ops", "package", "packet"])
+def test_public_entries(entry):
+    import ascend_ops.reshape_and_cache as package
+
+    fn = {
+        "torch_ops": torch_ops.reshape_and_cache,
+        "package": package.reshape_and_cache,
+        "packet": torch.ops.ascend_ops.reshape_and_cache,
+    }[entry]
+    run_and_check(fn, CASES[2], torch.bfloat16, torch.int64)
+
+
+def test_qkv_views_are_not_copied():
+    """Strided key / value rows go to the kernel as they are (no hidden .contiguous())."""
+    key, value, key_cache, value_cache, slots = make_tensors(CASES[3], torch.float16, torch.int32)
+    assert not key.is_contiguous() and key.stride(0) == 3 * key.size(1) * key.size(2)
+    assert key.data_ptr() != value.data_ptr() and key.untyped_storage().data_ptr() == value.untyped_storage().data_ptr()
+    want_k, want_v = expected(key, value, key_cache, value_cache, slots)
+    OP(key, value, key_cache, value_cache, slots)
+    assert_same_bits(key_cache, want_k, "key_cache")
+    assert_same_bits(value_cache, want_v, "value_cache")
+
+
+def test_lazily_negated_key_is_resolved_by_torch():
+    """torch resolves a _neg_view input before the kernel: the cache gets the negated rows."""
+    key, value, key_cache, value_cache, slots = make_tensors(CASES[1], torch.float32, torch.int64)
+    want_k, want_v = expected(-key, value, key_cache, value_cache, slots)
+    OP(torch._neg_view(key), value, key_cache, value_cache, slots)
+    assert_same_bits(key_cache, want_k, "key_cache")
+    assert_same_bits(value_cache, want_v, "value_cache")
+
+
+def test_written_caches_get_a_new_version():
+    """Like every torch in-place op: autograd and torch's checks see the write."""
+    key, value, key_cache, value_cache, slots = _good()
+    versions = key_cache._version, value_cache._version, key._version
+    OP(key, value, key_cache, value_cache, slots)
+    assert key_cache._version > versions[0] and value_cache._version > versions[1]
+    assert key._version == versions[2]
+
+
+def test_inference_mode():
+    with torch.inference_mode():
+        run_and_check(OP, CASES[2], torch.float16, torch.int32)
+        args = _good()
+    # inference tensors may not be written outside inference mode: refused before any write
+    before = [a.clone() for a in args]
+    with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside InferenceMode"):
+        OP(*_good()[:2], *args[2:4], args[4])
+    assert all(torch.equal(a, b) for a, b in zip(args, before))
+
+
+# --- torch.compile --------------------------------------------------------------------------
+def _step(key, value, key_cache, value_cache, slots):
+    torch.ops.ascend_ops.reshape_and_cache(key, value, key_cache, value_cache, slots)
+
+
+COMPILE_CASES = [
+    (CASES[1], torch.float32, torch.int64),
+    (CASES[2], torch.float16, torch.int32),
+    (CASES[3], torch.bfloat16, torch.int64),
+    (CASES[4], torch.int8, torch.int32),
+]
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("case,dtype,slot_dtype", COMPILE_CASES, ids=lambda v: str(v))
+def test_compiled_matches_reference(case, dtype, slot_dtype, dynamic):
+    torch._dynamo.reset()
+    compiled = torch.compile(_step, fullgraph=True, dynamic=dynamic)
+    run_and_check(compiled, case, dtype, slot_dtype)
+
+
+def test_dynamic_compile_serves_every_token_count():
+    """One graph for T = 5, 9, 14, 23 (sizes chosen so no two dims coincide at the first call)."""
+    torch._dynamo.reset()
+    counters.clear()
+    compiled = torch.compile(_step, fullgraph=True, dynamic=True)
+    for tokens in (5, 9, 14, 23):
+        case = Case(tokens, tokens - 2, 4, 24, 40, 11, 6, pad=1)
+        run_and_check(compiled, case, torch.float16, torch.int64, seed=tokens)
+    assert counters["stats"]["unique_graphs"] == 1, dict(counters["stats"])
+
+
+def test_compiled_in_a_graph_with_other_ops():
+    """The write is ordered with the ops around it: read-after-write in the same graph."""
+
+    def step(qkv, key_cache, value_cache, slots):
+        h = qkv.size(1) // 3
+        key, value = qkv[:, h:2 * h], qkv[:, 2 * h:]
+        torch.ops.ascend_ops.reshape_and_cache(key * 2, value, key_cache, value_cache, slots)
+        return key_cache.sum() + value_cache[0].sum()
+
+    torch._dynamo.reset()
+    qkv = torch.randn(6, 6, 8)
+    slots = torch.tensor([3, 0, -1, 7, 5, 1])
+    caches = [torch.zeros(2, 4, 2, 8) for _ in range(4)]
+    want = step(qkv, caches[0], caches[1], slots)
+    got = torch.compile(step, fullgraph=True)(qkv, caches[2], caches[3], slots)
+    assert torch.equal(caches[0], caches[2]) and torch.equal(caches[1], caches[3])
+    assert torch.allclose(got, want)
+
+
+# --- opcheck --------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "case,dtype,slot_dtype",
+    [
+        (CASES[1], torch.float32, torch.int64),
+        (CASES[3], torch.bfloat16, torch.int32),  # qkv views, padding
+        (CASES[2], torch.int8, torch.int64),  # T' < T, Dk != Dv
+    ],
+    ids=lambda v: str(v),
+)
+def test_opcheck(case, dtype, slot_dtype):
+    args = make_tensors(case, dtype, slot_dtype)
+    torch.library.opcheck(OP, args)
+
+
+# --- errors ---------------------------------------------------------------------------------
+def _good():
+    return make_tensors(Case(6, 5, 2, 8, 4, 3, 4), torch.float16, torch.int32, seed=1)
+
+
+def _with(**changes):
+    def build():
+        names = ("key", "value", "key_cache", "value_cache", "slot_mapping")
+        args = dict(zip(names, _good()))
+        for name, change in changes.items():
+            args[name] = change(args[name])
+        return [args[n] for n in names]
+
+    return build
+
+
+# (id, builder, exception, pattern the message must match)
+BAD_INPUTS = [
+    ("key-float64", _with(key=lambda t: t.double()), TypeError, r"key should have dtype"),
+    ("key-complex", _with(key=lambda t: t.to(torch.complex64)), TypeError, r"key has dtype torch\.complex64"),
+    ("value-dtype", _with(value=lambda t: t.float()), TypeError, r"value should have dtype float16"),
+    ("key_cache-dtype", _with(key_cache=lambda t: t.bfloat16()), TypeError, r"key_cache should have dtype"),
+    ("slots-float", _with(slot_mapping=lambda t: t.float()), TypeError, r"slot_mapping should have dtype int32 or int64"),
+    ("key-rank", _with(key=lambda t: t[0]), ValueError, r"key should be \[T, H, Dk\]"),
+    ("value-heads", _with(value=lambda t: t[:, :1]), ValueError, r"value should be .*H \(from key\)"),
+    ("value-tokens", _with(value=lambda t: t[:4]), ValueError, r"value should be .*T \(from key\)"),
+    ("key_cache-dk", _with(key_cache=lambda t: t[..., :4].contiguous()), ValueError, r"key_cache should be .*Dk"),
+    ("value_cache-blocks", _with(value_cache=lambda t: t[:2].contiguous()), ValueError, r"value_cache should be .*num_blocks"),
+    ("value_cache-dv", _with(value_cache=lambda t: torch.zeros(3, 4, 2, 6, dtype=t.dtype)), ValueError, r"value_cache should be .*Dv"),
+    ("slots-too-many", _with(slot_mapping=lambda t: torch.arange(7, dtype=t.dtype)), ValueError, r"slot_mapping should be \[T'\] with T' <= T"),
+    ("slots-rank", _with(slot_mapping=lambda t: t.view(5, 1)), ValueError, r"slot_mapping should be \[T'\]"),
+    ("key_cache-strided", _with(key_cache=lambda t: torch.zeros(4, 3, 2, 8, dtype=t.dtype).transpose(0, 1)), ValueError, r"key_cache should be contiguous"),
+    ("value_cache-strided", _with(value_cache=lambda t: torch.zeros(3, 4, 2, 8, dtype=t.dtype)[..., ::2]), ValueError, r"value_cache should be contiguous"),
+    ("key-inner-strided", _with(key=lambda t: torch.zeros(6, 2, 16, dtype=t.dtype)[..., ::2]), ValueError, r"key should have contiguous \[H, D\] rows"),
+    ("slot-out-of-range", _with(slot_mapping=lambda t: torch.tensor([0, 5, 12, 1], dtype=t.dtype)), IndexError, r"slot_mapping\[2\] = 12 is out of range"),
+    ("slot-far-out", _with(slot_mapping=lambda t: torch.tensor([3, 2**40], dtype=torch.int64)), IndexError, r"slot_mapping\[1\] = 1099511627776"),
+    ("device-meta-cache", _with(key_cache=lambda t: t.to("meta")), ValueError, r"device"),
+]
+
+
+@pytest.mark.parametrize("build,exc,pattern", [b[1:] for b in BAD_INPUTS], ids=[b[0] for b in BAD_INPUTS])
+def test_bad_input_raises_and_leaves_caches_untouched(build, exc, pattern):
+    args = build()
+    before = [a.clone() if a.device.type == "cpu" else None for a in args]
+    with pytest.raises(exc, match=pattern) as info:
+        OP(*args)
+    assert "reshape_and_cache" in str(info.value)
+    for arg, old in zip(args, before):
+        if old is not None:
+            assert torch.equal(arg, old), "an argument changed although the call failed"
+
+
+def test_bad_input_raises_through_the_public_wrapper():
+    key, value, key_cache, value_cache, slots = _good()
+    with pytest.raises(IndexError, match=r"slot_mapping\[0\] = 99"):
+        torch_ops.reshape_and_cache(key, value, key_cache, value_cache, torch.tensor([99]))
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_compiled_slot_out_of_range_raises_index_error(dynamic):
+    torch._dynamo.reset()
+    compiled = torch.compile(_step, fullgraph=True, dynamic=dynamic)
+    key, value, key_cache, value_cache, slots = _good()
+    compiled(key, value, key_cache, value_cache, slots)  # compile with good input first
+    kc, vc = key_cache.clone(), value_cache.clone()
+    bad = torch.tensor([0, 1, 2, 12, 3], dtype=torch.int32)
+    with pytest.raises(IndexError, match=r"slot_mapping\[3\] = 12"):
+        compiled(key, value, key_cache, value_cache, bad)
+    assert torch.equal(key_cache, kc) and torch.equal(value_cache, vc)
+
+
+def test_compiled_dynamic_shape_error_is_a_value_error():
+    """With symbolic sizes the Meta kernel checks nothing; the real kernel raises at run time."""
+    torch._dynamo.reset()
+    compiled = torch.compile(_step, fullgraph=True, dynamic=True)
+    key, value, key_cache, value_cache, slots = _good()
+    compiled(key, value, key_cache, value_cache, slots)
+    kc, vc = key_cache.clone(), value_cache.clone()
+    with pytest.raises(ValueError, match=r"value should be .*H \(from key\)"):
+        compiled(key, torch.zeros(6, 3, 4, dtype=value.dtype), key_cache, value_cache, slots)
+    assert torch.equal(key_cache, kc) and torch.equal(value_cache, vc)
+
+
+def test_compiled_static_shape_error_is_caught_while_tracing():
+    """With static sizes the Meta kernel runs the host's validate(): dynamo reports the host's
+    ValueError inside its TorchRuntimeError (as for any op whose fake kernel raises) before
+    anything runs."""
+    torch._dynamo.reset()
+    compiled = torch.compile(_step, fullgraph=True, dynamic=False)
+    key, value, key_cache, value_cache, slots = _good()
+    kc, vc = key_cache.clone(), value_cache.clone()
+    with pytest.raises((ValueError, torch._dynamo.exc.TorchRuntimeError),
+                       match=r"ValueError.*value should be .*H \(from key\)"):
+        compiled(key, value[:, :1], key_cache, value_cache, slots)
+    assert torch.equal(key_cache, kc) and torch.equal(value_cache, vc)
+
+
+# --- Meta and FakeTensor ----------------------------------------------------------------------
+def test_meta_tensors():
+    args = [t.to("meta") for t in _good()]
+    assert OP(*args) is None
+    bad = list(args)
+    bad[1] = bad[1][:, :1]
+    with pytest.raises(ValueError, match=r"value should be"):
+        OP(*bad)
+    bad = list(args)
+    bad[0] = torch.empty(6, 2, 8, dtype=torch.float64, device="meta")
+    with pytest.raises(TypeError, match=r"key should have dtype"):
+        OP(*bad)
+
+
+def test_fake_tensor_mode():
+    real = _good()
+    with FakeTensorMode() as mode:
+        fakes = [mode.from_tensor(t) for t in real]
+        assert OP(*fakes) is None
+        with pytest.raises(ValueError, match=r"slot_mapping should be \[T'\] with T' <= T"):
+            OP(*fakes[:4], torch.empty(9, dtype=torch.int64))
+
+
+def test_fake_tensor_mode_with_symbolic_sizes_adds_no_guard():
+    """Symbolic T: the Meta kernel must neither read a size (no guard) nor fail."""
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv, StatelessSymbolicContext, DimDynamic
+
+    shape_env = ShapeEnv()
+    real = _good()
+    with FakeTensorMode(shape_env=shape_env) as mode:
+        fakes = []
+        for t in real:
+            context = StatelessSymbolicContext(dynamic_sizes=[DimDynamic.DYNAMIC] * t.dim())
+            fakes.append(mode.from_tensor(t, symbolic_context=context))
+        assert not isinstance(fakes[0].shape[0], int)
+        assert OP(*fakes) is None
+    assert not shape_env.guards, [str(g.expr) for g in shape_env.guards]
+
+
+# --- torchair -----------------------------------------------------------------------------------
+CONVERTER = "ascend_ops.reshape_and_cache.torchair_converter"
+
+
+def test_torchair_not_imported_without_torchair():
+    if importlib.util.find_spec("torchair") is not None or "torchair" in sys.modules:
+        pytest.skip("torchair is installed here: the no-torchair path cannot be observed")
+    assert CONVERTER not in sys.modules
+    assert "torchair" not in sys.modules
+    assert torch_ops.register_torchair_converter() is False
+
+
+@pytest.fixture
+def stand_in_torchair(monkeypatch):
+    """A stand-in `torchair` module recording registrations and custom_op calls (the real one
+    needs CANN). Only the two public entries the converter uses are provided."""
+    calls: Dict[str, list] = {"register": [], "custom_op": []}
+    fake = types.ModuleType("torchair")
+
+    def register_fx_node_ge_converter(aten_op):
+        def register(fn):
+            calls["register"].append((aten_op, fn))
+            return fn
+
+        return register
+
+    def custom_op(op_type, *args, inputs=None, outputs=None, attrs=None, node_name=None):
+        calls["custom_op"].append(dict(op_type=op_type, args=args, inputs=inputs, outputs=outputs,
+                                       attrs=attrs))
+        return tuple(object() for _ in outputs or ())
+
+    fake.register_fx_node_ge_converter = register_fx_node_ge_converter
+    fake.ge = types.SimpleNamespace(custom_op=custom_op)
+    monkeypatch.setitem(sys.modules, "torchair", fake)
+    _forget_converter(monkeypatch)
+    yield calls
+    sys.modules.pop(CONVERTER, None)
+    _forget_converter(monkeypatch)
+
+
+def _forget_converter(monkeypatch):
+    """Make the next registration import the converter module again."""
+    import ascend_ops.reshape_and_cache as package
+
+    monkeypatch.delitem(sys.modules, CONVERTER, raising=False)
+    monkeypatch.delattr(package, "torchair_converter", raising=False)
+
+
+def test_torchair_converter_maps_to_the_ge_op(stand_in_torchair):
+    assert torch_ops.register_torchair_converter() is True
+    [(aten_op, fn)] = stand_in_torchair["register"]
+    assert aten_op is OP
+    # torchair calls converters with the schema's argument names (auto_functionalized_v2 path)
+    names = [a.name for a in OP._schema.arguments]
+    params = list(__import__("inspect").signature(fn).parameters)
+    assert params[:len(names)] == names and "meta_outputs" in params
+    tensors = {name: object() for name in names}
+    assert fn(**tensors, meta_outputs=None) is None
+    [call] = stand_in_torchair["custom_op"]
+    assert call["op_type"] == "ReshapeAndCache"
+    assert list(call["inputs"]) == names and all(call["inputs"][n] is tensors[n] for n in names)
+    assert call["outputs"] == ["key_cache", "value_cache"]  # ref outputs named like their inputs
+
+
+def test_torchair_import_failure_is_reported_not_fatal(monkeypatch):
+    class Broken(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name == "torchair":
+                return importlib.util.spec_from_loader(name, loader=self)
+            return None
+
+        def create_module(self, spec):
+            raise ImportError("libascendcl.so: cannot open shared object file")
+
+        def exec_module(self, module):
+            raise AssertionError("unreachable")
+
+    monkeypatch.delitem(sys.modules, "torchair", raising=False)
+    _forget_converter(monkeypatch)
+    monkeypatch.setattr(sys, "meta_path", [Broken(), *sys.meta_path])
+    with pytest.raises(ImportError, match="libascendcl"):
+        torch_ops.register_torchair_converter()
+    with pytest.warns(RuntimeWarning, match="converter of reshape_and_cache is not registered"):
+        torch_ops._register_torchair_converter_on_import()
+
+
+# --- NPU adapter: compile check against the torch_npu wheel ---------------------------------------
+FETCH = REPO / "ci" / "fetch_torch_npu_headers.py"
+NPU_BUILD = REPO / "build" / "torch_npu_compile_check"
+
+
+@pytest.fixture(scope="module")
+def torch_npu_root() -> Path:
+    if shutil.which("g++") is None:
+        pytest.skip("g++ is not installed: the NPU adapter cannot be compile-checked")
+    proc = subprocess.run([sys.executable, str(FETCH), "--with-lib"], capture_output=True, text=True)
+    if proc.returncode == 3:
+        pytest.skip(f"torch_npu wheel could not be downloaded (no network): {proc.stderr.strip()[-400:]}")
+    assert proc.returncode == 0, f"{FETCH.name} failed:\n{proc.stdout}\n{proc.stderr}"
+    return Path(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def npu_object(torch_npu_root) -> Path:
+    """torch/npu.cpp compiled to an object with the flags the real build uses."""
+    from torch.utils.cpp_extension import include_paths
+
+    NPU_BUILD.mkdir(parents=True, exist_ok=True)
+    out = NPU_BUILD / "npu.o"
+    cmd = [
+        "g++", "-std=c++20", "-c", "-fPIC", "-O1", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror",
+        f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}",
+        f"-I{OP_DIR}", f"-I{REPO / 'common' / 'include'}",
+        *[f"-isystem{p}" for p in include_paths()],
+        f"-isystem{torch_npu_root / 'include'}",
+        str(OP_DIR / "torch" / "npu.cpp"), "-o", str(out),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, f"npu.cpp does not compile against torch_npu's headers:\n{proc.stderr}"
+    return out
+
+
+def test_npu_adapter_compiles_against_torch_npu_headers(npu_object):
+    assert npu_object.stat().st_size > 0
+
+
+def _dynamic_symbols(library: Path) -> set:
+    proc = subprocess.run(["nm", "-D", "--defined-only", str(library)], capture_output=True, text=True, check=True)
+    return {line.split()[-1].split("@")[0] for line in proc.stdout.splitlines() if line.strip()}
+
+
+def test_npu_adapter_calls_only_exported_symbols(npu_object, torch_npu_root):
+    """Every symbol npu.o needs is ours (aop::) or exported by libtorch_npu, torch or the C++
+    runtime: the adapter links where torch_npu is installed (EXEC_NPU_CMD would not)."""
+    if shutil.which("nm") is None:
+        pytest.skip("nm (binutils) is not installed: the symbol check cannot run")
+    torch_lib = Path(torch.__file__).parent / "lib"
+    libraries = [torch_npu_root / "lib" / "libtorch_npu.so",
+                 *(torch_lib / f"lib{n}.so" for n in ("torch", "torch_cpu", "c10"))]
+    for name in ("libstdc++.so", "libgcc_s.so.1", "libc.so.6", "libm.so.6"):
+        path = subprocess.run(["g++", f"-print-file-name={name}"], capture_output=True, text=True).stdout.strip()
+        if os.path.isabs(path):
+            libraries.append(Path(os.path.realpath(path)))
+    exported = set().union(*(_dynamic_symbols(lib) for lib in libraries))
+    mangled = subprocess.run(["nm", "-u", str(npu_object)], capture_output=True, text=True, check=True).stdout
+    demangled = subprocess.run(["nm", "-uC", str(npu_object)], capture_output=True, text=True, check=True).stdout
+    missing = []
+    for raw, pretty in zip(mangled.splitlines(), demangled.splitlines()):
+        kind, symbol = raw.split()[-2:]
+        name = pretty.split(None, 1)[1]
+        if kind != "U" or symbol in ("_GLOBAL_OFFSET_TABLE_", "__dso_handle") or name.startswith("aop::"):
+            continue
+        if symbol.split("@")[0] not in exported:
+            missing.append(name)
+    assert not missing, f"npu.cpp needs symbols no library exports: {missing}"
+    assert any("c10_npu::getCurrentNPUStream" in line for line in demangled.splitlines())

@@ -1,0 +1,35 @@
+// reshape_and_cache and torch's in-place bookkeeping (the ADInplaceOrView dispatch key).
+//
+// An in-place torch op bumps the version counter of every tensor it writes; autograd and
+// torch's checks rely on it, and torch.library.custom_op does it for Python ops. torch's
+// generic fallback only bumps tensors an op *returns*, and this op returns nothing, so it is
+// done here: both caches are bumped first (an inference tensor written outside inference mode
+// is then refused before anything is written), then the call goes on to the backend kernel.
+#include <ATen/core/LegacyTypeDispatch.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <torch/library.h>
+
+namespace {
+
+void reshape_and_cache_inplace_or_view(c10::DispatchKeySet keys,
+                                       const at::Tensor& key,           // [T, H, Dk]
+                                       const at::Tensor& value,         // [T, H, Dv]
+                                       at::Tensor& key_cache,           // [num_blocks, block_size, H, Dk]
+                                       at::Tensor& value_cache,         // [num_blocks, block_size, H, Dv]
+                                       const at::Tensor& slot_mapping) {  // [T']
+  key_cache.unsafeGetTensorImpl()->bump_version();
+  value_cache.unsafeGetTensorImpl()->bump_version();
+  static const auto op =
+      c10::Dispatcher::singleton()
+          .findSchemaOrThrow("ascend_ops::reshape_and_cache", "")
+          .typed<void(const at::Tensor&, const at::Tensor&, at::Tensor&, at::Tensor&, const at::Tensor&)>();
+  const at::AutoDispatchBelowADInplaceOrView below_inplace_or_view;
+  op.redispatch(keys & c10::after_ADInplaceOrView_keyset, key, value, key_cache, value_cache,
+                slot_mapping);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(ascend_ops, ADInplaceOrView, m) {
+  m.impl("reshape_and_cache", TORCH_FN(reshape_and_cache_inplace_or_view));
+}

@@ -1,0 +1,64 @@
+// reshape_and_cache on NPU tensors (torch_npu registers the NPU as PrivateUse1): translate,
+// then the host's NPU backend launches the AscendC kernel on the current NPU stream.
+//
+// Built only where torch_npu and CANN are found (TORCH_NPU files of ascend_ops_add_op); here it
+// is compile-checked against the torch_npu wheel's headers (tests/test_torch.py). It calls only
+// what libtorch_npu exports: c10_npu::getCurrentNPUStream, NPUStream::stream and
+// at_npu::native::get_npu_format (the op-plugin's EXEC_NPU_CMD needs symbols it does not).
+#include <c10/core/DeviceGuard.h>
+#include <torch/library.h>
+
+#include "torch_npu/csrc/core/npu/NPUFormat.h"
+#include "torch_npu/csrc/core/npu/NPUStream.h"
+
+#include "host/reshape_and_cache.h"
+#include "tensor_view.h"
+
+namespace {
+
+// torch_npu may keep a tensor in a private layout (FRACTAL_NZ, NC1HWC0, ...) whose bytes are
+// not the row-major layout its strides describe. Only torch_npu knows, so the adapter asks.
+void expect_plain_format(const at::Tensor& t, const char* arg) {
+  const int64_t format = at_npu::native::get_npu_format(t);
+  switch (format) {
+    case ACL_FORMAT_ND:
+    case ACL_FORMAT_NCHW:
+    case ACL_FORMAT_NCDHW:
+    case ACL_FORMAT_NC:
+    case ACL_FORMAT_NCL:
+      return;
+    default:
+      C10_THROW_ERROR(ValueError, std::string("reshape_and_cache: ") + arg +
+                                      " should be in a plain (ND) torch_npu format but has "
+                                      "aclFormat " + std::to_string(format) +
+                                      "; convert it with torch_npu.npu_format_cast(t, 2)");
+  }
+}
+
+void reshape_and_cache_npu(const at::Tensor& key,           // [T, H, Dk], rows may be strided
+                           const at::Tensor& value,         // [T, H, Dv]
+                           at::Tensor& key_cache,           // [num_blocks, block_size, H, Dk]
+                           at::Tensor& value_cache,         // [num_blocks, block_size, H, Dv]
+                           const at::Tensor& slot_mapping) {  // [T'] int32 / int64, T' <= T
+  const aop::reshape_and_cache::Args args =
+      aop::torch_adapter::make_args(key, value, key_cache, value_cache, slot_mapping);
+  // Only NPU tensors have a torch_npu format; a tensor on another device is refused by the
+  // host's device check (run_npu validates first).
+  const std::pair<const at::Tensor*, const char*> tensors[] = {
+      {&key, "key"}, {&value, "value"}, {&key_cache, "key_cache"},
+      {&value_cache, "value_cache"}, {&slot_mapping, "slot_mapping"}};
+  for (const auto& [tensor, name] : tensors) {
+    if (tensor->device().type() == c10::DeviceType::PrivateUse1) expect_plain_format(*tensor, name);
+  }
+  const c10::DeviceGuard device_guard(key.device());
+  // stream() (not stream(false)) first drains torch_npu's task queue, so every op queued
+  // before this call is on the stream ahead of run_npu's copies and kernel.
+  void* stream = c10_npu::getCurrentNPUStream(key.device().index()).stream();
+  aop::torch_adapter::call_host([&] { aop::reshape_and_cache::run_npu(args, stream); });
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(ascend_ops, PrivateUse1, m) {
+  m.impl("reshape_and_cache", &reshape_and_cache_npu);
+}
