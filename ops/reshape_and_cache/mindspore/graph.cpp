@@ -5,7 +5,7 @@
 #include <string>
 
 #include "host/reshape_and_cache.h"
-#include "tensor_view.h"
+#include "ascend_ops/mindspore_view.hpp"
 
 namespace aop::reshape_and_cache::ms_graph {
 namespace {

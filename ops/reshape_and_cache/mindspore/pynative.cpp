@@ -18,7 +18,7 @@
 #include "include/runtime/pipeline/pipeline.h"
 
 #include "host/reshape_and_cache.h"
-#include "tensor_view.h"
+#include "ascend_ops/mindspore_view.hpp"
 
 namespace aop::reshape_and_cache::ms_pynative {
 namespace {
