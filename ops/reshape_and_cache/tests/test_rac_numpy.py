@@ -68,3 +68,22 @@ def test_rows_larger_than_ub_are_split_into_bursts():
     np.testing.assert_array_equal(value_cache, want_value)
     assert report["max_ub_high_water"] <= 196608
     assert report["totals"]["gm_to_local"]["transfers"] > 2 * 3
+
+
+def test_tiling_comes_from_the_tiling_cache():
+    """The second launch of the same shapes on the same preset is a tiling-cache hit; another
+    preset is a miss (the platform is part of the key)."""
+    from ascend_ops.common import cache_stats
+
+    def tiling_counters():
+        (stats,) = [s for s in cache_stats() if s["name"] == "tiling"]
+        return stats["hits"], stats["misses"]
+
+    shape = Shape(9, 9, 2, 16, 16, 2, 8)
+    args = make(shape, "float16", np.int32, seed=11)
+    run("emu", *args, "float16", soc="Ascend910B2")
+    hits, misses = tiling_counters()
+    run("emu", *args, "float16", soc="Ascend910B2")
+    assert tiling_counters() == (hits + 1, misses)
+    run("emu", *args, "float16", soc="Ascend910B4")
+    assert tiling_counters() == (hits + 1, misses + 1)
