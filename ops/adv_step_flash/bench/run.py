@@ -1,0 +1,129 @@
+"""Benchmark of adv_step_flash (run by `./dev bench`).
+
+Providers, timed in the same run on tensors of the same shape (vLLM's dtypes: int64 tokens,
+positions and slots, int32 seq_lens and block tables; block_size 128; 1 in 8 rows padding):
+  cpu            torch.ops.ascend_ops.advance_step_flashattn (the C++ CPU kernel)
+  torch native   the same step written with PyTorch tensor ops (index_select, //, %, copies)
+  empty op       torch.ops.ascend_ops._adv_step_flash_noop: an op of the same schema shape
+                 (three ints, six tensors, four written) whose kernel does nothing: the cost
+                 of dispatching such a call
+Ratios: speedup = native p50 / cpu p50 (target >= 10 at num_seqs=256);
+        empty-op ratio = cpu p50 / empty-op p50 (target <= 2).
+Each call advances the batch, so positions grow during a run: every provider restores its
+seq_lens every RESET calls (a copy of num_seqs ints plus a Python counter per call, the same
+for all three), which keeps the tables at a realistic width (a 12K-token context). Targets
+are reported, not asserted.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
+import torch  # noqa: E402
+
+from ascend_ops.common import bench  # noqa: E402
+from ascend_ops.common._table import format_table  # noqa: E402
+from ascend_ops.adv_step_flash import torch_ops  # noqa: E402,F401  (registers the op)
+
+OP = "adv_step_flash"
+BLOCK_SIZE = 128
+RESET = 4096  # calls between seq_lens restores: the position headroom of the tables
+NUM_SEQS = (1, 4, 16, 64, 256, 1024)
+
+
+def make_case(num_seqs: int, seed: int = 0):
+    """(num_seqs, num_queries, block_size, six tensors) of a decode batch."""
+    g = torch.Generator().manual_seed(seed)
+    num_queries = max(1, num_seqs - num_seqs // 8)
+    width = (4096 + RESET + 1) // BLOCK_SIZE + 1
+    tables = torch.randint(0, 1 << 16, (num_seqs, width), generator=g, dtype=torch.int32)
+    return (
+        num_seqs, num_queries, BLOCK_SIZE,
+        torch.zeros(num_seqs, dtype=torch.int64),                                   # input_tokens
+        torch.randint(0, 152064, (num_queries, 1), generator=g, dtype=torch.int64),  # sampled_token_ids
+        torch.zeros(num_seqs, dtype=torch.int64),                                   # input_positions
+        torch.randint(0, 4096, (num_seqs,), generator=g, dtype=torch.int32),        # seq_lens
+        torch.zeros(num_seqs, dtype=torch.int64),                                   # slot_mapping
+        tables,                                                                     # block_tables
+    )
+
+
+def native_step(num_seqs, num_queries, block_size, input_tokens, sampled, input_positions, seq_lens, slot_mapping,
+                block_tables):
+    """The step with PyTorch tensor ops: what a runner does without the custom op."""
+    q = num_queries
+    pos = seq_lens[:q]
+    input_tokens[:q] = sampled.view(-1)
+    input_positions[:q] = pos
+    index = torch.div(pos, block_size, rounding_mode="floor").long()
+    blocks = block_tables[:q].gather(1, index.unsqueeze(1)).squeeze(1)
+    slot_mapping[:q] = blocks.long() * block_size + pos % block_size
+    seq_lens[:q] += 1
+    input_tokens[q:] = 0
+    input_positions[q:] = 0
+    slot_mapping[q:] = -1
+
+
+def _resetting(fn, args):
+    """fn(*args), with args' seq_lens restored every RESET calls."""
+    seq_lens, start = args[6], args[6].clone()
+    calls = itertools.count()
+
+    def call():
+        if next(calls) % RESET == 0:
+            seq_lens.copy_(start)
+        fn(*args)
+
+    return call
+
+
+def providers(num_seqs: int):
+    op = torch.ops.ascend_ops.advance_step_flashattn.default
+    noop = torch.ops.ascend_ops._adv_step_flash_noop.default
+    return {
+        "cpu": _resetting(op, make_case(num_seqs)),
+        "torch native": _resetting(native_step, make_case(num_seqs)),
+        "empty op": _resetting(noop, make_case(num_seqs)),
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer shapes and samples (smoke run)")
+    parser.add_argument("--out", type=Path, default=Path("bench-results"), help="CSV, JSON and PNG go here")
+    args = parser.parse_args(argv)
+
+    sizes = (1, 256, 1024) if args.quick else NUM_SEQS
+    runner = bench.Runner(warmup=2, repeats=5 if args.quick else 15, min_time=0.05 if args.quick else 0.3)
+    cases = []
+    for num_seqs in sizes:
+        for provider, fn in providers(num_seqs).items():
+            cases.append(bench.Case(OP, provider, f"num_seqs={num_seqs}", "int64/int32", fn))
+    results = runner.run(cases, baseline="torch native")
+    bench.print_table(results)
+
+    by_key = {(r.shape, r.provider): r for r in results}
+    rows = []
+    for num_seqs in sizes:
+        shape = f"num_seqs={num_seqs}"
+        cpu, native, empty = (by_key[(shape, p)].p50_us for p in ("cpu", "torch native", "empty op"))
+        rows.append([shape, cpu, native, empty, native / cpu, cpu / empty])
+    print()
+    print(format_table(["shape", "cpu p50 µs", "native p50 µs", "empty op p50 µs", "speedup vs native",
+                        "cpu / empty op"], rows))
+    print("targets: speedup vs native >= 10 at num_seqs=256; cpu / empty op <= 2")
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    bench.write_csv(results, args.out / f"{OP}.csv")
+    bench.write_json(results, args.out / f"{OP}.json")
+    bench.plot(results, args.out / f"{OP}.png", metric="speedup", logy=True)
+    print(f"\nresults: {args.out}/{OP}.csv, .json, .png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+// run_emu: the AscendC kernel itself, run on CPU by common's emulator, on NumPy arrays. The
+// same host checks and tiling as the NPU path; the launch report goes back to Python.
+#include "host/core_module.h"
+
+#ifdef AOP_WITH_EMU
+#include <cstdint>
+#include <string>
+
+#include "ascend_ops/platform.hpp"
+#include "ascend_ops/tensor.hpp"
+#include "ascendc_cpu/launch.h"
+#include "ascendc_cpu/pybind_report.h"
+
+extern "C" void adv_step_flash_kernel(uint8_t* input_tokens, uint8_t* sampled_token_ids, uint8_t* input_positions,
+                                      uint8_t* seq_lens, uint8_t* slot_mapping, uint8_t* block_tables,
+                                      uint8_t* tiling);
+
+namespace py = pybind11;
+
+namespace aop::adv_step_flash {
+namespace {
+
+// Bytes from the first to one past the last element a strided view can touch.
+uint64_t span_bytes(const aop_tensor& t) {
+  const TensorView v(t);
+  if (v.numel() == 0) return 0;
+  int64_t last = 0;
+  for (int i = 0; i < v.ndim(); ++i) last += (v.dim(i) - 1) * v.stride(i);
+  return static_cast<uint64_t>(last + 1) * aop_dtype_size(t.dtype);
+}
+
+ascendc_cpu::Order parse_order(const std::string& order) {
+  if (order == "in_order") return ascendc_cpu::Order::kInOrder;
+  if (order == "shuffled") return ascendc_cpu::Order::kShuffled;
+  if (order == "both") return ascendc_cpu::Order::kBoth;
+  throw Error(AOP_VALUE_ERROR, "advance_step_flashattn: order should be 'in_order', 'shuffled' or 'both' but is '" +
+                                   order + "'");
+}
+
+uint8_t* bytes(const aop_tensor& t) { return static_cast<uint8_t*>(t.data); }
+
+py::dict run_emu(const Args& a, const std::string& soc, const std::string& order, uint64_t seed) {
+  validate(a);
+  check_data(a);
+  const Platform platform = platform_preset(soc);
+  AdvStepFlashTiling t = tiling(a, platform);
+
+  using ascendc_cpu::GmKind;
+  ascendc_cpu::GmRegions regions{
+      {a.input_tokens.data, span_bytes(a.input_tokens), "input_tokens", GmKind::kOutput},
+      {a.sampled_token_ids.data, span_bytes(a.sampled_token_ids), "sampled_token_ids", GmKind::kInput},
+      {a.input_positions.data, span_bytes(a.input_positions), "input_positions", GmKind::kOutput},
+      {a.seq_lens.data, span_bytes(a.seq_lens), "seq_lens", GmKind::kOutput},
+      {a.slot_mapping.data, span_bytes(a.slot_mapping), "slot_mapping", GmKind::kOutput},
+      {&t, sizeof(t), "tiling", GmKind::kInput},
+  };
+  if (span_bytes(a.block_tables) > 0) {  // an empty table has nothing to register
+    regions.push_back({a.block_tables.data, span_bytes(a.block_tables), "block_tables", GmKind::kInput});
+  }
+  ascendc_cpu::LaunchConfig config;
+  config.kernel_name = "adv_step_flash_kernel";
+  config.block_dim = t.block_dim;
+  config.ub_bytes = platform.ub_bytes;
+  config.order = parse_order(order);
+  config.seed = seed;
+  ascendc_cpu::LaunchReport report;
+  {
+    py::gil_scoped_release release;
+    report = ascendc_cpu::Launch(config, regions, adv_step_flash_kernel, bytes(a.input_tokens),
+                                 bytes(a.sampled_token_ids), bytes(a.input_positions), bytes(a.seq_lens),
+                                 bytes(a.slot_mapping), bytes(a.block_tables), reinterpret_cast<uint8_t*>(&t));
+  }
+  return ascendc_cpu::python::ReportToDict(report);
+}
+
+}  // namespace
+
+void bind_emu(py::module_& m) {
+  ascendc_cpu::python::RegisterEmulatorError(m);
+  m.def(
+      "run_emu",
+      [](int64_t num_seqs, int64_t num_queries, int64_t block_size, py::array input_tokens,
+         const py::array& sampled_token_ids, py::array input_positions, py::array seq_lens, py::array slot_mapping,
+         const py::array& block_tables, const std::string& soc, const std::string& order, uint64_t seed) {
+        return run_emu(numpy_args(num_seqs, num_queries, block_size, input_tokens, sampled_token_ids,
+                                  input_positions, seq_lens, slot_mapping, block_tables),
+                       soc, order, seed);
+      },
+      py::arg("num_seqs"), py::arg("num_queries"), py::arg("block_size"), py::arg("input_tokens"),
+      py::arg("sampled_token_ids"), py::arg("input_positions"), py::arg("seq_lens"), py::arg("slot_mapping"),
+      py::arg("block_tables"), py::arg("soc") = "Ascend910B2", py::arg("order") = "both", py::arg("seed") = 0,
+      "Runs the AscendC kernel through the emulator on a platform preset, writing the outputs in\n"
+      "place; order 'both' runs the blocks in order and shuffled and checks they agree.\n"
+      "Returns the launch report (GM bytes, DMA transfers, UB high-water mark per block).");
+}
+
+}  // namespace aop::adv_step_flash
+
+#else  // the emulator build is off: say so instead of pretending
+
+namespace aop::adv_step_flash {
+void bind_emu(pybind11::module_&) {}
+}  // namespace aop::adv_step_flash
+
+#endif

@@ -1,0 +1,164 @@
+// advance_step_flashattn AscendC kernel: advances the decode metadata of a multi-step runner
+// by one step. Sequences are split evenly across the vector cores; each core stages its
+// seq_lens and sampled tokens through UB in chunks (DataCopyPad: byte-exact, no GM padding),
+// computes every row on the scalar unit with exact integer division (no float division: that
+// is wrong from 2^24 on), reads one block-table entry per advancing row, and writes the four
+// outputs back with DataCopyPad. Padding rows (num_queries <= i < num_seqs) get token 0,
+// position 0, slot -1 and keep their seq_len. int32 and int64 arrays are told apart at run
+// time by their element size in the tiling, so one kernel serves every dtype combination.
+// The host has checked every row (block index in the table, non-negative ids, no overflow).
+// Compiles with CANN's compiler on NPU and with g++ against the AscendC emulator.
+#include "kernel_operator.h"
+#include "kernel/adv_step_flash_tiling.h"
+
+namespace {
+
+constexpr int32_t BUFFER_NUM = 2;
+constexpr uint32_t SECTION_ELEM_BYTES = 8;  // each UB section holds chunk_seqs int64 slots
+
+__aicore__ inline int64_t LoadLocal(const AscendC::LocalTensor<uint8_t>& buf, uint32_t i, int32_t bytes) {
+  if (bytes == 8) return buf.ReinterpretCast<int64_t>().GetValue(i);
+  return static_cast<int64_t>(buf.ReinterpretCast<int32_t>().GetValue(i));
+}
+
+__aicore__ inline void StoreLocal(const AscendC::LocalTensor<uint8_t>& buf, uint32_t i, int64_t v, int32_t bytes) {
+  if (bytes == 8) {
+    buf.ReinterpretCast<int64_t>().SetValue(i, v);
+  } else {
+    buf.ReinterpretCast<int32_t>().SetValue(i, static_cast<int32_t>(v));
+  }
+}
+
+class AdvStepFlashKernel {
+ public:
+  __aicore__ inline void Init(GM_ADDR input_tokens, GM_ADDR sampled_token_ids, GM_ADDR input_positions,
+                              GM_ADDR seq_lens, GM_ADDR slot_mapping, GM_ADDR block_tables,
+                              const AdvStepFlashTiling& tiling) {
+    t_ = tiling;
+    const int64_t core = AscendC::GetBlockIdx();
+    const int64_t base = tiling.seqs_per_core;
+    const int64_t extra = tiling.cores_with_extra;
+    begin_ = core * base + (core < extra ? core : extra);
+    end_ = begin_ + base + (core < extra ? 1 : 0);
+    section_ = static_cast<uint32_t>(tiling.chunk_seqs) * SECTION_ELEM_BYTES;
+
+    tokens_.SetGlobalBuffer((__gm__ uint8_t*)input_tokens, tiling.num_seqs * tiling.token_bytes);
+    sampled_.SetGlobalBuffer((__gm__ uint8_t*)sampled_token_ids, tiling.num_queries * tiling.sampled_bytes);
+    positions_.SetGlobalBuffer((__gm__ uint8_t*)input_positions, tiling.num_seqs * tiling.position_bytes);
+    seq_lens_.SetGlobalBuffer((__gm__ uint8_t*)seq_lens, tiling.num_seqs * tiling.seq_len_bytes);
+    slots_.SetGlobalBuffer((__gm__ uint8_t*)slot_mapping, tiling.num_seqs * tiling.slot_bytes);
+    tables32_.SetGlobalBuffer((__gm__ int32_t*)block_tables);
+    tables64_.SetGlobalBuffer((__gm__ int64_t*)block_tables);
+    pipe_.InitBuffer(in_queue_, BUFFER_NUM, 2 * section_);   // seq_lens | sampled_token_ids
+    pipe_.InitBuffer(out_queue_, BUFFER_NUM, 4 * section_);  // tokens | positions | seq_lens | slots
+  }
+
+  __aicore__ inline void Process() {
+    for (int64_t start = begin_; start < end_; start += t_.chunk_seqs) {
+      const int64_t left = end_ - start;
+      const uint32_t count = static_cast<uint32_t>(left < t_.chunk_seqs ? left : t_.chunk_seqs);
+      // Rows start .. start + queries advance; the rest of the chunk are padding rows.
+      const int64_t q = t_.num_queries - start;
+      const uint32_t queries = static_cast<uint32_t>(q <= 0 ? 0 : (q < count ? q : count));
+      CopyIn(start, queries);
+      Compute(start, count, queries);
+      CopyOut(start, count, queries);
+    }
+  }
+
+ private:
+  __aicore__ inline void CopyIn(int64_t start, uint32_t queries) {
+    AscendC::LocalTensor<uint8_t> in = in_queue_.AllocTensor<uint8_t>();
+    if (queries > 0) {
+      AscendC::DataCopyPadExtParams<uint8_t> pad{false, 0, 0, 0};
+      AscendC::DataCopyExtParams lens{1, queries * static_cast<uint32_t>(t_.seq_len_bytes), 0, 0, 0};
+      AscendC::DataCopyPad(in, seq_lens_[start * t_.seq_len_bytes], lens, pad);
+      AscendC::DataCopyExtParams sampled{1, queries * static_cast<uint32_t>(t_.sampled_bytes), 0, 0, 0};
+      AscendC::DataCopyPad(in[section_], sampled_[start * t_.sampled_bytes], sampled, pad);
+    }
+    in_queue_.EnQue(in);
+  }
+
+  __aicore__ inline void Compute(int64_t start, uint32_t count, uint32_t queries) {
+    AscendC::LocalTensor<uint8_t> in = in_queue_.DeQue<uint8_t>();
+    AscendC::LocalTensor<uint8_t> out = out_queue_.AllocTensor<uint8_t>();
+    // The scalar unit reads what MTE2 brought in.
+    const int32_t mte2_to_s = static_cast<int32_t>(pipe_.FetchEventID(AscendC::HardEvent::MTE2_S));
+    AscendC::SetFlag<AscendC::HardEvent::MTE2_S>(mte2_to_s);
+    AscendC::WaitFlag<AscendC::HardEvent::MTE2_S>(mte2_to_s);
+    const AscendC::LocalTensor<uint8_t> lens_in = in;
+    const AscendC::LocalTensor<uint8_t> sampled_in = in[section_];
+    const AscendC::LocalTensor<uint8_t> tokens_out = out;
+    const AscendC::LocalTensor<uint8_t> positions_out = out[section_];
+    const AscendC::LocalTensor<uint8_t> lens_out = out[2 * section_];
+    const AscendC::LocalTensor<uint8_t> slots_out = out[3 * section_];
+    for (uint32_t r = 0; r < count; ++r) {
+      if (r < queries) {
+        const int64_t row = start + r;
+        const int64_t pos = LoadLocal(lens_in, r, t_.seq_len_bytes);
+        const int64_t index = pos / t_.block_size;  // exact integer division
+        const int64_t offset = pos - index * t_.block_size;
+        const uint64_t entry = static_cast<uint64_t>(row * t_.table_row_stride + index);
+        const int64_t block = t_.table_bytes == 8 ? tables64_.GetValue(entry)
+                                                  : static_cast<int64_t>(tables32_.GetValue(entry));
+        StoreLocal(tokens_out, r, LoadLocal(sampled_in, r, t_.sampled_bytes), t_.token_bytes);
+        StoreLocal(positions_out, r, pos, t_.position_bytes);
+        StoreLocal(lens_out, r, pos + 1, t_.seq_len_bytes);
+        StoreLocal(slots_out, r, block * t_.block_size + offset, t_.slot_bytes);
+      } else {  // padding row of a captured graph: seq_lens is left as it is
+        StoreLocal(tokens_out, r, 0, t_.token_bytes);
+        StoreLocal(positions_out, r, 0, t_.position_bytes);
+        StoreLocal(slots_out, r, -1, t_.slot_bytes);
+      }
+    }
+    // MTE3 writes out what the scalar unit wrote.
+    const int32_t s_to_mte3 = static_cast<int32_t>(pipe_.FetchEventID(AscendC::HardEvent::S_MTE3));
+    AscendC::SetFlag<AscendC::HardEvent::S_MTE3>(s_to_mte3);
+    AscendC::WaitFlag<AscendC::HardEvent::S_MTE3>(s_to_mte3);
+    out_queue_.EnQue(out);
+    in_queue_.FreeTensor(in);
+  }
+
+  __aicore__ inline void CopyOut(int64_t start, uint32_t count, uint32_t queries) {
+    AscendC::LocalTensor<uint8_t> out = out_queue_.DeQue<uint8_t>();
+    WriteSection(tokens_, out, start, count, t_.token_bytes);
+    WriteSection(positions_, out[section_], start, count, t_.position_bytes);
+    if (queries > 0) WriteSection(seq_lens_, out[2 * section_], start, queries, t_.seq_len_bytes);
+    WriteSection(slots_, out[3 * section_], start, count, t_.slot_bytes);
+    out_queue_.FreeTensor(out);
+  }
+
+  __aicore__ inline void WriteSection(const AscendC::GlobalTensor<uint8_t>& dst,
+                                      const AscendC::LocalTensor<uint8_t>& src, int64_t start, uint32_t count,
+                                      int32_t bytes) {
+    AscendC::DataCopyExtParams params{1, count * static_cast<uint32_t>(bytes), 0, 0, 0};
+    AscendC::DataCopyPad(dst[start * bytes], src, params);
+  }
+
+  AscendC::TPipe pipe_;
+  AscendC::TQue<AscendC::TPosition::VECIN, BUFFER_NUM> in_queue_;
+  AscendC::TQue<AscendC::TPosition::VECOUT, BUFFER_NUM> out_queue_;
+  AscendC::GlobalTensor<uint8_t> tokens_, sampled_, positions_, seq_lens_, slots_;
+  AscendC::GlobalTensor<int32_t> tables32_;
+  AscendC::GlobalTensor<int64_t> tables64_;
+  AdvStepFlashTiling t_;
+  int64_t begin_ = 0;
+  int64_t end_ = 0;
+  uint32_t section_ = 0;
+};
+
+}  // namespace
+
+// input_tokens [num_seqs] (out)     sampled_token_ids [num_queries(, 1)]
+// input_positions [num_seqs] (out)  seq_lens [num_seqs] (in/out)   slot_mapping [num_seqs] (out)
+// block_tables [num_seqs, max_blocks_per_seq], rows table_row_stride apart
+// tiling: AdvStepFlashTiling. Every integer array is int32 or int64 (its *_bytes in the tiling).
+extern "C" __global__ __aicore__ void adv_step_flash_kernel(GM_ADDR input_tokens, GM_ADDR sampled_token_ids,
+                                                            GM_ADDR input_positions, GM_ADDR seq_lens,
+                                                            GM_ADDR slot_mapping, GM_ADDR block_tables,
+                                                            GM_ADDR tiling_gm) {
+  const AdvStepFlashTiling tiling = *reinterpret_cast<__gm__ AdvStepFlashTiling*>(tiling_gm);
+  AdvStepFlashKernel op;
+  op.Init(input_tokens, sampled_token_ids, input_positions, seq_lens, slot_mapping, block_tables, tiling);
+  op.Process();
+}
