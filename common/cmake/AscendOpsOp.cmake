@@ -87,6 +87,13 @@ function(ascend_ops_add_op op)
   aop_resolve_option(_npu AOP_WITH_NPU ${_cann_found} "the CANN toolkit (ASCEND_HOME_PATH)")
   aop_resolve_option(_tnpu AOP_WITH_TORCH_NPU ${_tnpu_found} "torch_npu headers and CANN")
 
+  # An op without an AscendC kernel (yet) has the cpu backend only: no emu, no npu build.
+  if(NOT A_KERNEL)
+    set(_emu FALSE)
+    set(_npu FALSE)
+    set(_tnpu FALSE)
+  endif()
+
   _aop_host_library(_host1 ${op} 1 ${A_HOST})
 
   # --- kernel: the NPU build where CANN is, the emulator build always (unless OFF) -------

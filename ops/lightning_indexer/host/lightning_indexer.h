@@ -1,0 +1,101 @@
+// lightning_indexer: the framework-neutral host entry every adapter calls.
+// Validation, the CPU plan (cached tiling) and the CPU kernel live here; adapters only
+// translate tensors.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ascend_ops/platform.h"
+#include "ascend_ops/tensor.h"
+#include "kernel/lightning_indexer_tiling.h"
+
+namespace aop::lightning_indexer {
+
+enum class Layout : int32_t { kBSND = 0, kTND = 1, kPA_BSND = 2 };
+
+// "BSND" / "TND" for the query, "PA_BSND" / "BSND" / "TND" for the key; ValueError naming the
+// argument and the accepted values otherwise.
+Layout parse_layout(const std::string& name, const char* arg, bool is_key);
+const char* layout_name(Layout layout);
+
+constexpr int64_t kMaxSparseCount = 8192;
+
+struct Args {
+  aop_tensor query;    // BSND [B, S1, N1, D] | TND [T1, N1, D]; float16, bfloat16, float32
+  aop_tensor key;      // PA_BSND [num_blocks, block_size, N2, D] | BSND [B, S2, N2, D] | TND [T2, N2, D]
+  aop_tensor weights;  // [B, S1, N1] | [T1, N1]; query dtype or float32
+  std::optional<aop_tensor> actual_seq_lengths_query;  // [B] int32/int64: lengths (BSND), cumulative ends (TND)
+  std::optional<aop_tensor> actual_seq_lengths_key;    // [B] int32/int64: lengths (PA_BSND, BSND), cumulative ends (TND)
+  std::optional<aop_tensor> block_table;               // [B, max_blocks] int32/int64 (PA_BSND only)
+  Layout layout_query = Layout::kBSND;
+  Layout layout_key = Layout::kPA_BSND;
+  int64_t sparse_count = 2048;
+  int64_t sparse_mode = 3;
+  aop_tensor sparse_indices;                  // out: [B, S1, N2, K] | [T1, N2, K] int32, contiguous
+  std::optional<aop_tensor> sparse_values;    // out: the same shape, float32, contiguous
+};
+
+// The sizes every layout reduces to (after validate()).
+struct Dims {
+  int64_t batch;        // B
+  int64_t q_rows;       // S1 (BSND) or T1 (TND): rows per batch slab / in total
+  int64_t heads_q;      // N1
+  int64_t heads_k;      // N2
+  int64_t head_dim;     // D
+  int64_t key_rows;     // S2 (BSND), T2 (TND), num_blocks * block_size (PA_BSND)
+  int64_t block_size;   // PA_BSND only, else 0
+  int64_t num_blocks;   // PA_BSND only, else 0
+  int64_t max_blocks;   // block_table.shape[1], PA_BSND only, else 0
+};
+
+// The output shape [B, S1, N2, K] (BSND query) or [T1, N2, K] (TND query) from the input
+// shapes alone; call after validate(). Used by every adapter that allocates the outputs.
+std::vector<int64_t> output_shape(const Args& args);
+
+// Checks layouts, dtypes, ranks, shapes, devices, strides, sparse_count and sparse_mode;
+// throws aop::Error (TypeError or ValueError) naming the argument, the expected and the
+// actual value. Reads no data; the outputs may be absent (data nullptr, ndim 0) when only the
+// inputs are checked (Meta, Graph-mode compile time): set check_outputs=false.
+Dims validate(const Args& args, bool check_outputs = true);
+
+// Reads the lengths and the block table: lengths within the key / query tensors and the
+// block table, cumulative ends non-decreasing, block ids in [0, num_blocks) for every block a
+// batch uses. Throws ValueError / IndexError. Needs host-readable memory.
+void check_data(const Args& args, const Dims& dims);
+
+// Limits of the AscendC kernel, on the NPU and through the emulator (N2 = 1, D = 128, N1 <= 64,
+// block_size % 16 == 0 and <= 1024, no float32): ValueError / TypeError. The CPU path accepts
+// more.
+void check_npu_limits(const Args& args, const Dims& dims);
+
+// How the CPU kernel splits the work: cached in common's tiling cache (keyed by shapes,
+// dtypes, layouts, attributes and the thread count).
+struct CpuPlan {
+  int64_t key_tile;       // keys converted to float32 (and transposed) at once
+  int64_t row_block;      // query rows of one work item
+  int64_t key_chunk;      // keys of one work item (a multiple of key_tile)
+  int32_t threads;        // aop_num_threads() the plan was made for
+  int32_t reserved;
+};
+CpuPlan cpu_plan(const Args& args, const Dims& dims);
+
+// validate + check_data + the multi-threaded fused CPU kernel; writes both outputs.
+void run_cpu(const Args& args);
+
+// The launch tiling of the AscendC kernel for `platform` (core count, UB / L1 / L0 sizes), from
+// common's tiling cache. Call after validate() and check_npu_limits(); ValueError if no tile
+// fits the platform's memories.
+LightningIndexerTiling kernel_tiling(const Args& args, const Dims& dims, const aop_platform& platform);
+
+// Bytes of UB the kernel allocates for a tiling (every buffer rounded up to 32 bytes, as
+// TPipe::InitBuffer does); the tiling keeps it within the platform's UB.
+int64_t kernel_ub_bytes(const LightningIndexerTiling& tiling);
+
+// The NPU backend (built only with CANN, host/npu_launch.cpp): validates (check_npu_limits
+// included), checks lengths and block ids against host copies, then launches the AscendC
+// kernel on `stream` (an aclrtStream). Not run on NPU by this project's CI: there is no device.
+void run_npu(const Args& args, void* stream);
+
+}  // namespace aop::lightning_indexer

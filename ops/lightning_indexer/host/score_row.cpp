@@ -1,0 +1,107 @@
+// The register-blocked q·k micro-kernel with ReLU and the weighted head sum fused.
+//
+// Written with GCC/Clang vector extensions (no intrinsics) and compiled three times on x86-64:
+// AVX-512, AVX2+FMA and the SSE2 baseline every x86-64 wheel may assume; the choice is made
+// at run time (__builtin_cpu_supports), never with -march=native. Elsewhere (aarch64) the
+// baseline version uses the target's own vectors (NEON).
+#include <cstring>
+
+#include "host/cpu_kernel.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=fast")  // fuse a*b+c into FMA where the target has it
+#endif
+
+namespace aop::lightning_indexer {
+namespace {
+
+typedef float V16 __attribute__((vector_size(64)));
+typedef int32_t I16 __attribute__((vector_size(64)));
+constexpr int kLanes = 16;
+
+__attribute__((always_inline)) inline V16 load(const float* p) {
+  V16 v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+__attribute__((always_inline)) inline void store(float* p, V16 v) { std::memcpy(p, &v, sizeof v); }
+
+// HB heads against 16 keys: HB accumulators held in registers over the whole of D.
+template <int HB>
+__attribute__((always_inline)) inline void heads_block(const float* q, const float* w, int64_t D, const float* kt,
+                                                       int64_t KT, float* scores) {
+  for (int64_t j0 = 0; j0 < KT; j0 += kLanes) {
+    V16 acc[HB];
+    for (int h = 0; h < HB; ++h) acc[h] = V16{} ;
+    const float* col = kt + j0;
+    for (int64_t d = 0; d < D; ++d) {
+      const V16 k = load(col + d * KT);
+      for (int h = 0; h < HB; ++h) acc[h] += q[h * D + d] * k;
+    }
+    V16 s = load(scores + j0);
+    const V16 zero{};
+    for (int h = 0; h < HB; ++h) {
+      const I16 positive = acc[h] > zero;
+      V16 relu;
+      const I16 bits = reinterpret_cast<const I16&>(acc[h]) & positive;
+      std::memcpy(&relu, &bits, sizeof relu);
+      s += w[h] * relu;
+    }
+    store(scores + j0, s);
+  }
+}
+
+template <int HB>
+__attribute__((always_inline)) inline void score_row_impl(const float* q, const float* w, int64_t G, int64_t D,
+                                                          const float* kt, int64_t KT, float* scores) {
+  for (int64_t j = 0; j < KT; ++j) scores[j] = 0.0f;
+  int64_t h = 0;
+  for (; h + HB <= G; h += HB) heads_block<HB>(q + h * D, w + h, D, kt, KT, scores);
+  for (; h < G; ++h) heads_block<1>(q + h * D, w + h, D, kt, KT, scores);
+}
+
+void score_row_baseline(const float* q, const float* w, int64_t G, int64_t D, const float* kt, int64_t KT,
+                        float* scores) {
+  score_row_impl<4>(q, w, G, D, kt, KT, scores);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2,fma"))) void score_row_avx2(const float* q, const float* w, int64_t G, int64_t D,
+                                                        const float* kt, int64_t KT, float* scores) {
+  score_row_impl<4>(q, w, G, D, kt, KT, scores);
+}
+
+__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma"))) void score_row_avx512(
+    const float* q, const float* w, int64_t G, int64_t D, const float* kt, int64_t KT, float* scores) {
+  score_row_impl<8>(q, w, G, D, kt, KT, scores);
+}
+#endif
+
+struct Choice {
+  ScoreRowFn fn;
+  const char* isa;
+};
+
+Choice choose() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw")) {
+    return {score_row_avx512, "avx512"};
+  }
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {score_row_avx2, "avx2"};
+#endif
+  return {score_row_baseline, "baseline"};
+}
+
+const Choice& chosen() {
+  static const Choice choice = choose();
+  return choice;
+}
+
+}  // namespace
+
+ScoreRowFn select_score_row() { return chosen().fn; }
+const char* score_row_isa() { return chosen().isa; }
+
+}  // namespace aop::lightning_indexer

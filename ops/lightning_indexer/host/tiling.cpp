@@ -1,0 +1,176 @@
+// The plans of lightning_indexer, from common's tiling cache.
+// CPU: key tiles of 64 keys (64 x D float32 stays in L1 for D = 128), blocks of up to 16 query
+// rows, and keys split into chunks only when there are too few (batch, head, row block) groups
+// to keep every thread busy.
+// AscendC kernel: the largest key tile (a multiple of 16 up to kMaxTileKeys, dividing
+// block_size for PA_BSND) whose q.k operands fit L0B / L1, then as many query rows per work item
+// as L0A / L0C / L1 and the UB (each row keeps k_pad (score, index) pairs) allow; work items
+// (batch, row group) split evenly over the platform's vector cores.
+#include <algorithm>
+#include <string>
+
+#include "ascend_ops/error.hpp"
+
+#include "ascend_ops/cache.hpp"
+#include "ascend_ops/hash.hpp"
+#include "ascend_ops/parallel.h"
+#include "ascend_ops/tensor.hpp"
+#include "host/cpu_kernel.h"
+#include "host/lightning_indexer.h"
+
+namespace aop::lightning_indexer {
+namespace {
+
+constexpr int64_t kKeyTile = 64;
+constexpr int64_t kRowBlock = 16;
+constexpr int64_t kItemsPerThread = 4;
+constexpr int64_t kMinChunk = 1024;  // below this, merging chunks costs more than it spreads
+
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+CpuPlan compute(const Dims& d, const Args& a, int32_t threads) {
+  static_assert(kKeyTile % kKeyTileMultiple == 0, "key tiles are whole micro-kernel tiles");
+  CpuPlan p{};
+  p.key_tile = kKeyTile;
+  p.threads = threads;
+  // Rows per batch: S1 (BSND) or the average T1 / B (TND).
+  const int64_t rows = a.layout_query == Layout::kTND ? (d.q_rows + std::max<int64_t>(d.batch, 1) - 1) /
+                                                            std::max<int64_t>(d.batch, 1)
+                                                      : d.q_rows;
+  p.row_block = std::clamp<int64_t>(rows, 1, kRowBlock);
+  const int64_t groups = std::max<int64_t>(1, d.batch * d.heads_k * ((rows + p.row_block - 1) / p.row_block));
+  const int64_t keys = a.layout_key == Layout::kPA_BSND ? d.max_blocks * d.block_size
+                       : a.layout_key == Layout::kTND   ? d.key_rows / std::max<int64_t>(d.batch, 1)
+                                                        : d.key_rows;
+  const int64_t want_chunks = std::max<int64_t>(1, (kItemsPerThread * threads + groups - 1) / groups);
+  const int64_t chunk = std::max(round_up((std::max<int64_t>(keys, 1) + want_chunks - 1) / want_chunks, kKeyTile),
+                                 std::max(kMinChunk, round_up(a.sparse_count, kKeyTile)));
+  p.key_chunk = chunk;
+  return p;
+}
+
+constexpr int64_t kMaxTileKeys = 128;  // keys per q.k tile at most (one tile's sort stays small)
+constexpr int64_t kFractal = 16;
+constexpr int64_t kSortGroup = 32;
+constexpr int64_t kUbAlign = 32;
+
+int64_t ub_buffer(int64_t bytes) { return round_up(bytes, kUbAlign); }
+
+// Mirrors LightningIndexerKernel::Init's InitBuffer calls on the vector side.
+int64_t ub_bytes_of(int64_t heads, int64_t tile_pad, int64_t k_pad, int64_t rows, int64_t weight_bytes) {
+  return ub_buffer(heads * tile_pad * 4)          // scores of one row's heads
+         + 3 * ub_buffer(tile_pad * 4)            // acc, iota, idx
+         + 2 * ub_buffer(tile_pad * 8)            // sorted tile, sort scratch
+         + ub_buffer((k_pad + tile_pad) * 8)      // merge target / output staging
+         + ub_buffer(rows * k_pad * 8)            // running top-k lists
+         + ub_buffer(rows * heads * weight_bytes) // weights as loaded
+         + ub_buffer(rows * heads * 4);           // weights as float32
+}
+
+LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_platform& p) {
+  LightningIndexerTiling t{};
+  t.batch = d.batch;
+  t.q_rows = d.q_rows;
+  t.key_rows = d.key_rows;
+  t.heads = d.heads_q;
+  t.head_dim = d.head_dim;
+  t.block_size = d.block_size;
+  t.max_blocks = d.max_blocks;
+  t.sparse_count = a.sparse_count;
+  t.k_pad = round_up(a.sparse_count, kSortGroup);
+  t.sparse_mode = static_cast<int32_t>(a.sparse_mode);
+  t.layout_query = a.layout_query == Layout::kTND ? 1 : 0;
+  t.layout_key = a.layout_key == Layout::kBSND ? 0 : a.layout_key == Layout::kTND ? 1 : 2;
+  t.dtype = a.query.dtype == AOP_DTYPE_BFLOAT16 ? 1 : 0;
+  t.weights_float = a.weights.dtype == AOP_DTYPE_FLOAT32 ? 1 : 0;
+  const auto index_bytes = [](const std::optional<aop_tensor>& x) {
+    return x ? static_cast<int32_t>(aop_dtype_size(x->dtype)) : 0;
+  };
+  t.lengths_q = index_bytes(a.actual_seq_lengths_query);
+  t.lengths_k = index_bytes(a.actual_seq_lengths_key);
+  t.table_bytes = index_bytes(a.block_table);
+  t.has_values = a.sparse_values ? 1 : 0;
+
+  const int64_t elem = static_cast<int64_t>(aop_dtype_size(a.query.dtype));
+  const int64_t weight_bytes = static_cast<int64_t>(aop_dtype_size(a.weights.dtype));
+  const int64_t D = d.head_dim, N1 = d.heads_q;
+  const int64_t rows_wanted = std::max<int64_t>(1, d.q_rows);
+  for (int64_t tile = kMaxTileKeys; tile >= kFractal && t.rows_per_group == 0; tile -= kFractal) {
+    if (a.layout_key == Layout::kPA_BSND && d.block_size % tile != 0) continue;
+    if (tile * D * elem > p.l0b_bytes) continue;
+    const int64_t tile_pad = round_up(tile, kSortGroup);
+    int64_t rows = 0;
+    for (int64_t r = 1; r <= rows_wanted; ++r) {
+      const int64_t m_pad = round_up(r * N1, kFractal);
+      if (m_pad * D * elem > p.l0a_bytes || m_pad * tile * 4 > p.l0c_bytes || (m_pad + tile) * D * elem > p.l1_bytes ||
+          r * N1 > 65535 ||
+          ub_bytes_of(N1, tile_pad, t.k_pad, r, weight_bytes) > p.ub_bytes) {
+        break;
+      }
+      rows = r;
+    }
+    if (rows == 0) continue;
+    t.rows_per_group = static_cast<int32_t>(rows);
+    t.tile_keys = static_cast<int32_t>(tile);
+    t.tile_pad = static_cast<int32_t>(tile_pad);
+    t.m_pad = static_cast<int32_t>(round_up(rows * N1, kFractal));
+  }
+  if (t.rows_per_group == 0) {
+    throw aop::Error(AOP_VALUE_ERROR, "lightning_indexer: no kernel tiling fits " + std::string(p.soc) +
+                                          " (UB " + std::to_string(p.ub_bytes) + " bytes) for N1 = " +
+                                          std::to_string(N1) + ", D = " + std::to_string(D) + ", sparse_count = " +
+                                          std::to_string(a.sparse_count));
+  }
+  t.groups_per_batch = static_cast<int32_t>((d.q_rows + t.rows_per_group - 1) / t.rows_per_group);
+  const int64_t slabs = d.batch + (a.layout_query == Layout::kTND ? 1 : 0);  // TND: + rows past the last end
+  const int64_t items = slabs * t.groups_per_batch;
+  t.items = static_cast<int32_t>(items);
+  const int64_t cores = std::max<int64_t>(1, p.aiv_cores);
+  t.block_dim = static_cast<int32_t>(std::clamp<int64_t>(items, 1, cores));
+  t.items_per_core = static_cast<int32_t>(items / t.block_dim);
+  t.cores_with_extra = static_cast<int32_t>(items % t.block_dim);
+  t.workspace_per_core = static_cast<int64_t>(t.m_pad) * t.tile_pad;
+  return t;
+}
+
+}  // namespace
+
+int64_t kernel_ub_bytes(const LightningIndexerTiling& t) {
+  return ub_bytes_of(t.heads, t.tile_pad, t.k_pad, t.rows_per_group, t.weights_float ? 4 : 2);
+}
+
+LightningIndexerTiling kernel_tiling(const Args& a, const Dims& d, const aop_platform& platform) {
+  KeyBuilder key("lightning_indexer.kernel");
+  key.add_tensor(TensorView(a.query))
+      .add_tensor(TensorView(a.key))
+      .add_tensor(TensorView(a.weights))
+      .add_int(static_cast<int64_t>(a.layout_query))
+      .add_int(static_cast<int64_t>(a.layout_key))
+      .add_int(d.batch)
+      .add_int(d.max_blocks)
+      .add_int(a.sparse_count)
+      .add_int(a.sparse_mode)
+      .add_int(a.actual_seq_lengths_query ? static_cast<int64_t>(a.actual_seq_lengths_query->dtype) : -1)
+      .add_int(a.actual_seq_lengths_key ? static_cast<int64_t>(a.actual_seq_lengths_key->dtype) : -1)
+      .add_int(a.block_table ? static_cast<int64_t>(a.block_table->dtype) : -1)
+      .add_int(a.sparse_values ? 1 : 0)
+      .add_platform(platform);
+  return tiling_cache().get_or_compute_pod<LightningIndexerTiling>(key, [&] { return compute_kernel(a, d, platform); });
+}
+
+CpuPlan cpu_plan(const Args& a, const Dims& d) {
+  const int32_t threads = aop_num_threads();
+  KeyBuilder key("lightning_indexer.cpu");
+  key.add_tensor(TensorView(a.query))
+      .add_tensor(TensorView(a.key))
+      .add_tensor(TensorView(a.weights))
+      .add_int(static_cast<int64_t>(a.layout_query))
+      .add_int(static_cast<int64_t>(a.layout_key))
+      .add_int(d.batch)
+      .add_int(d.max_blocks)
+      .add_int(a.sparse_count)
+      .add_int(threads);
+  return tiling_cache().get_or_compute_pod<CpuPlan>(key, [&] { return compute(d, a, threads); });
+}
+
+}  // namespace aop::lightning_indexer

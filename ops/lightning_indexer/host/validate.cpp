@@ -1,0 +1,311 @@
+// Argument checks of lightning_indexer: everything is checked before anything is written.
+#include <string>
+
+#include "ascend_ops/error.hpp"
+#include "ascend_ops/tensor.hpp"
+#include "host/lightning_indexer.h"
+
+namespace aop::lightning_indexer {
+namespace {
+
+constexpr const char* kOp = "lightning_indexer";
+
+[[noreturn]] void fail(aop_status status, const std::string& what) {
+  throw aop::Error(status, std::string(kOp) + ": " + what);
+}
+
+std::string s(int64_t v) { return std::to_string(v); }
+
+void expect_rank(const char* name, const TensorView& t, int rank, const std::string& layout) {
+  if (t.ndim() != rank) {
+    fail(AOP_VALUE_ERROR, std::string(name) + " should be " + layout + " (rank " + s(rank) +
+                              ") but has shape " + t.shape_string());
+  }
+}
+
+void expect_dim(const char* name, const TensorView& t, int dim, int64_t want, const std::string& layout,
+                const char* what) {
+  if (t.dim(dim) != want) {
+    fail(AOP_VALUE_ERROR, std::string(name) + " should be " + layout + " with " + what + " = " + s(want) +
+                              " but has shape " + t.shape_string());
+  }
+}
+
+void expect_contiguous(const char* name, const TensorView& t) {
+  if (!t.is_contiguous()) {
+    fail(AOP_VALUE_ERROR, std::string(name) + " should be contiguous but has shape " + t.shape_string() +
+                              " and strides " + t.strides_string());
+  }
+}
+
+void expect_same_device(const char* name, const aop_tensor& t, const aop_tensor& query) {
+  if (t.device.type != query.device.type || t.device.index != query.device.index) {
+    fail(AOP_VALUE_ERROR, std::string(name) + " should be on the device of query (" + device_string(query.device) +
+                              ") but is on " + device_string(t.device));
+  }
+}
+
+void expect_data(const char* name, const TensorView& t) {
+  if (t.device().type != AOP_DEVICE_META && t.numel() > 0 && t.data() == nullptr) {
+    fail(AOP_VALUE_ERROR, std::string(name) + " has no data");
+  }
+}
+
+void expect_index_dtype(const char* name, const aop_tensor& t) {
+  if (t.dtype != AOP_DTYPE_INT32 && t.dtype != AOP_DTYPE_INT64) {
+    fail(AOP_TYPE_ERROR, std::string(name) + " should have dtype int32 or int64 but has " + aop_dtype_name(t.dtype));
+  }
+}
+
+// A [B] lengths tensor: present when required, rank 1, B entries, an index dtype.
+void expect_lengths(const char* name, const std::optional<aop_tensor>& t, bool required, int64_t batch,
+                    const char* what, const aop_tensor& query) {
+  if (!t) {
+    if (required) fail(AOP_VALUE_ERROR, std::string(name) + " is required: " + what);
+    return;
+  }
+  expect_index_dtype(name, *t);
+  const TensorView v(*t);
+  expect_rank(name, v, 1, "[B]");
+  if (batch >= 0) expect_dim(name, v, 0, batch, "[B]", "B");
+  expect_contiguous(name, v);
+  expect_same_device(name, *t, query);
+  expect_data(name, v);
+}
+
+int64_t read_index(const aop_tensor& t, int64_t i) {
+  return t.dtype == AOP_DTYPE_INT64 ? static_cast<const int64_t*>(t.data)[i]
+                                    : static_cast<const int32_t*>(t.data)[i];
+}
+
+}  // namespace
+
+Layout parse_layout(const std::string& name, const char* arg, bool is_key) {
+  if (name == "BSND") return Layout::kBSND;
+  if (name == "TND") return Layout::kTND;
+  if (is_key && name == "PA_BSND") return Layout::kPA_BSND;
+  fail(AOP_VALUE_ERROR, std::string(arg) + " should be " + (is_key ? "'PA_BSND', 'BSND' or 'TND'" : "'BSND' or 'TND'") +
+                            " but is '" + name + "'");
+}
+
+const char* layout_name(Layout layout) {
+  switch (layout) {
+    case Layout::kBSND: return "BSND";
+    case Layout::kTND: return "TND";
+    case Layout::kPA_BSND: return "PA_BSND";
+  }
+  return "?";
+}
+
+std::vector<int64_t> output_shape(const Args& a) {
+  const TensorView q(a.query), k(a.key);
+  const int64_t n2 = k.dim(-2);
+  if (a.layout_query == Layout::kTND) return {q.dim(0), n2, a.sparse_count};
+  return {q.dim(0), q.dim(1), n2, a.sparse_count};
+}
+
+Dims validate(const Args& a, bool check_outputs) {
+  if (a.layout_query != Layout::kBSND && a.layout_query != Layout::kTND) {
+    fail(AOP_VALUE_ERROR, "layout_query should be 'BSND' or 'TND'");
+  }
+  if (a.sparse_mode != 0 && a.sparse_mode != 3) {
+    fail(AOP_VALUE_ERROR, "sparse_mode should be 0 (no mask) or 3 (causal, aligned to the end) but is " +
+                              s(a.sparse_mode));
+  }
+  if (a.sparse_count < 1 || a.sparse_count > kMaxSparseCount) {
+    fail(AOP_VALUE_ERROR, "sparse_count should be in [1, " + s(kMaxSparseCount) + "] but is " + s(a.sparse_count));
+  }
+
+  const aop_dtype dtype = a.query.dtype;
+  if (dtype != AOP_DTYPE_FLOAT16 && dtype != AOP_DTYPE_BFLOAT16 && dtype != AOP_DTYPE_FLOAT32) {
+    fail(AOP_TYPE_ERROR, std::string("query should have dtype float16, bfloat16 or float32 but has ") +
+                             aop_dtype_name(dtype));
+  }
+  if (a.key.dtype != dtype) {
+    fail(AOP_TYPE_ERROR, std::string("key should have dtype ") + aop_dtype_name(dtype) + " (the dtype of query) but has " +
+                             aop_dtype_name(a.key.dtype));
+  }
+  if (a.weights.dtype != dtype && a.weights.dtype != AOP_DTYPE_FLOAT32) {
+    fail(AOP_TYPE_ERROR, std::string("weights should have dtype ") + aop_dtype_name(dtype) +
+                             " (the dtype of query) or float32 but has " + aop_dtype_name(a.weights.dtype));
+  }
+
+  const TensorView q(a.query), k(a.key), w(a.weights);
+  const bool q_tnd = a.layout_query == Layout::kTND;
+  const std::string q_layout = q_tnd ? "TND [T1, N1, D]" : "BSND [B, S1, N1, D]";
+  expect_rank("query", q, q_tnd ? 3 : 4, q_layout);
+  Dims d{};
+  d.heads_q = q.dim(-2);
+  d.head_dim = q.dim(-1);
+  d.q_rows = q_tnd ? q.dim(0) : q.dim(1);
+  if (d.heads_q < 1 || d.head_dim < 1) {
+    fail(AOP_VALUE_ERROR, "query should have N1 >= 1 and D >= 1 but has shape " + q.shape_string());
+  }
+
+  // B: from the query (BSND) or from its cumulative ends (TND).
+  if (q_tnd) {
+    expect_lengths("actual_seq_lengths_query", a.actual_seq_lengths_query, true, -1,
+                   "with layout_query 'TND' it holds the cumulative ends of the batches' rows [B]", a.query);
+    d.batch = a.actual_seq_lengths_query->shape[0];
+  } else {
+    d.batch = q.dim(0);
+    expect_lengths("actual_seq_lengths_query", a.actual_seq_lengths_query, false, d.batch, "", a.query);
+  }
+
+  const std::string w_layout = q_tnd ? "[T1, N1]" : "[B, S1, N1]";
+  expect_rank("weights", w, q_tnd ? 2 : 3, w_layout);
+  static const char* const kBsndWhat[] = {"B (from query)", "S1 (from query)", "N1 (from query)"};
+  static const char* const kTndWhat[] = {"T1 (from query)", "N1 (from query)"};
+  for (int i = 0; i < w.ndim(); ++i) {
+    expect_dim("weights", w, i, q.dim(i), w_layout, q_tnd ? kTndWhat[i] : kBsndWhat[i]);
+  }
+
+  switch (a.layout_key) {
+    case Layout::kPA_BSND: {
+      const std::string layout = "PA_BSND [num_blocks, block_size, N2, D]";
+      expect_rank("key", k, 4, layout);
+      if (!a.block_table) fail(AOP_VALUE_ERROR, "block_table is required with layout_key 'PA_BSND'");
+      expect_index_dtype("block_table", *a.block_table);
+      const TensorView bt(*a.block_table);
+      expect_rank("block_table", bt, 2, "[B, max_blocks]");
+      expect_dim("block_table", bt, 0, d.batch, "[B, max_blocks]", "B");
+      expect_contiguous("block_table", bt);
+      expect_same_device("block_table", *a.block_table, a.query);
+      expect_data("block_table", bt);
+      expect_lengths("actual_seq_lengths_key", a.actual_seq_lengths_key, true, d.batch,
+                     "with layout_key 'PA_BSND' it holds each batch's key count [B]", a.query);
+      d.num_blocks = k.dim(0);
+      d.block_size = k.dim(1);
+      d.max_blocks = bt.dim(1);
+      d.key_rows = d.num_blocks * d.block_size;
+      if (d.block_size < 1) fail(AOP_VALUE_ERROR, "key should have block_size >= 1 but has shape " + k.shape_string());
+      break;
+    }
+    case Layout::kBSND: {
+      const std::string layout = "BSND [B, S2, N2, D]";
+      expect_rank("key", k, 4, layout);
+      expect_dim("key", k, 0, d.batch, layout, "B (from query)");
+      expect_lengths("actual_seq_lengths_key", a.actual_seq_lengths_key, false, d.batch, "", a.query);
+      d.key_rows = k.dim(1);
+      break;
+    }
+    case Layout::kTND: {
+      expect_rank("key", k, 3, "TND [T2, N2, D]");
+      expect_lengths("actual_seq_lengths_key", a.actual_seq_lengths_key, true, d.batch,
+                     "with layout_key 'TND' it holds the cumulative ends of the batches' keys [B]", a.query);
+      d.key_rows = k.dim(0);
+      break;
+    }
+    default:
+      fail(AOP_VALUE_ERROR, "layout_key should be 'PA_BSND', 'BSND' or 'TND'");
+  }
+  if (a.layout_key != Layout::kPA_BSND && a.block_table) {
+    fail(AOP_VALUE_ERROR, std::string("block_table is only for layout_key 'PA_BSND' but layout_key is '") +
+                              layout_name(a.layout_key) + "'");
+  }
+  const std::string k_layout = std::string(layout_name(a.layout_key)) + " key";
+  expect_dim("key", k, -1, d.head_dim, k_layout, "D (from query)");
+  d.heads_k = k.dim(-2);
+  if (d.heads_k < 1 || d.heads_q % d.heads_k != 0) {
+    fail(AOP_VALUE_ERROR, "key should have N2 >= 1 dividing N1 = " + s(d.heads_q) + " (from query) but has shape " +
+                              k.shape_string());
+  }
+
+  expect_contiguous("query", q);
+  expect_contiguous("key", k);
+  expect_contiguous("weights", w);
+  expect_same_device("key", a.key, a.query);
+  expect_same_device("weights", a.weights, a.query);
+  expect_data("query", q);
+  expect_data("key", k);
+  expect_data("weights", w);
+
+  if (check_outputs) {
+    const std::vector<int64_t> want = output_shape(a);
+    const auto expect_out = [&](const char* name, const aop_tensor& t, aop_dtype dt) {
+      if (t.dtype != dt) {
+        fail(AOP_TYPE_ERROR, std::string(name) + " should have dtype " + aop_dtype_name(dt) + " but has " +
+                                 aop_dtype_name(t.dtype));
+      }
+      const TensorView v(t);
+      if (v.sizes() != want) {
+        const TensorView expected = TensorView::contiguous(nullptr, want, dt);
+        fail(AOP_VALUE_ERROR, std::string(name) + " should have shape " + expected.shape_string() + " but has " +
+                                  v.shape_string());
+      }
+      expect_contiguous(name, v);
+      expect_same_device(name, t, a.query);
+      expect_data(name, v);
+    };
+    expect_out("sparse_indices", a.sparse_indices, AOP_DTYPE_INT32);
+    if (a.sparse_values) expect_out("sparse_values", *a.sparse_values, AOP_DTYPE_FLOAT32);
+  }
+  return d;
+}
+
+void check_data(const Args& a, const Dims& d) {
+  const auto check_lengths = [&](const char* name, const aop_tensor& t, bool cumulative, int64_t limit,
+                                 const std::string& limit_what) {
+    int64_t previous = 0;
+    for (int64_t b = 0; b < d.batch; ++b) {
+      const int64_t v = read_index(t, b);
+      const std::string at = std::string(name) + "[" + s(b) + "] = " + s(v);
+      if (v < 0) fail(AOP_VALUE_ERROR, at + " is negative");
+      if (cumulative && v < previous) {
+        fail(AOP_VALUE_ERROR, at + " is below the previous end " + s(previous) + ": cumulative ends never decrease");
+      }
+      if (v > limit) fail(AOP_VALUE_ERROR, at + " is beyond " + limit_what + " (" + s(limit) + ")");
+      previous = v;
+    }
+  };
+  if (a.actual_seq_lengths_query) {
+    const bool tnd = a.layout_query == Layout::kTND;
+    check_lengths("actual_seq_lengths_query", *a.actual_seq_lengths_query, tnd, d.q_rows,
+                  tnd ? "the query's T1" : "the query's S1");
+  }
+  if (a.actual_seq_lengths_key) {
+    switch (a.layout_key) {
+      case Layout::kPA_BSND:
+        check_lengths("actual_seq_lengths_key", *a.actual_seq_lengths_key, false, d.max_blocks * d.block_size,
+                      "what the block table holds: max_blocks * block_size");
+        break;
+      case Layout::kBSND:
+        check_lengths("actual_seq_lengths_key", *a.actual_seq_lengths_key, false, d.key_rows, "the key's S2");
+        break;
+      case Layout::kTND:
+        check_lengths("actual_seq_lengths_key", *a.actual_seq_lengths_key, true, d.key_rows, "the key's T2");
+        break;
+    }
+  }
+  if (a.layout_key == Layout::kPA_BSND) {
+    for (int64_t b = 0; b < d.batch; ++b) {
+      const int64_t len = read_index(*a.actual_seq_lengths_key, b);
+      const int64_t used = (len + d.block_size - 1) / d.block_size;
+      for (int64_t i = 0; i < used; ++i) {
+        const int64_t id = read_index(*a.block_table, b * d.max_blocks + i);
+        if (id < 0 || id >= d.num_blocks) {
+          fail(AOP_INDEX_ERROR, "block_table[" + s(b) + "][" + s(i) + "] = " + s(id) +
+                                    " is out of range: key has " + s(d.num_blocks) + " blocks (batch " + s(b) +
+                                    " uses " + s(used) + " blocks for " + s(len) + " keys)");
+        }
+      }
+    }
+  }
+}
+
+void check_npu_limits(const Args& a, const Dims& d) {
+  const std::string where = " for the AscendC kernel (npu and emu backends)";
+  if (a.query.dtype == AOP_DTYPE_FLOAT32) {
+    fail(AOP_TYPE_ERROR, "query should have dtype float16 or bfloat16" + where +
+                             " but has float32 (the matrix path takes 16-bit inputs; use the cpu backend)");
+  }
+  if (d.heads_k != 1) fail(AOP_VALUE_ERROR, "key should have N2 = 1" + where + " but has N2 = " + s(d.heads_k));
+  if (d.head_dim != 128) fail(AOP_VALUE_ERROR, "query should have D = 128" + where + " but has D = " + s(d.head_dim));
+  if (d.heads_q > 64) fail(AOP_VALUE_ERROR, "query should have N1 <= 64" + where + " but has N1 = " + s(d.heads_q));
+  if (a.layout_key == Layout::kPA_BSND && (d.block_size % 16 != 0 || d.block_size > 1024)) {
+    fail(AOP_VALUE_ERROR, "key should have a block_size that is a multiple of 16 and <= 1024" + where + " but has " +
+                              s(d.block_size));
+  }
+}
+
+}  // namespace aop::lightning_indexer

@@ -1,0 +1,9 @@
+"""The op's entry in the ``ascend_ops.ops`` group: cheap to import, no native code."""
+from ascend_ops.common.registry import OpInfo
+
+OP = OpInfo(
+    name="lightning_indexer",
+    package="ascend-op-lightning-indexer",
+    frameworks=("torch",),  # the MindSpore adapter is not written yet (see the README)
+    checks="ascend_ops.lightning_indexer._check:cases",
+)

@@ -1,0 +1,174 @@
+"""The AscendC kernel through the emulator (910B2 preset) against the float64 reference, with
+li_cases' comparison rule (the README's tolerance holds for emu too: see "Tolerance"), and
+checks of the launch report (cube work and key traffic: every visible key tile is fetched and
+multiplied once per query-row group).
+
+Decode (S1 = 1..4) and prefill (S1 = 128) with S2 up to 16k; both sparse modes; PA_BSND plus
+BSND and TND; act_s1 > act_s2; sparse_count above and below the visible length; float16 and
+bfloat16 (float16 / bfloat16 / float32 weights). Small cases run both block orders.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ascend_ops.common.loader import load_native
+from ascend_ops.lightning_indexer import lightning_indexer
+
+from li_cases import Shape, assert_topk, make, reference_rows
+
+core = load_native("ascend_ops.lightning_indexer", "core")
+if not core.HAS_EMU:
+    pytest.skip("the emulator build is off (AOP_WITH_EMU): no emu backend to test", allow_module_level=True)
+
+D = 128
+
+
+# (shape, layout_query, layout_key, dtype, sparse_mode, weights_fp32, order)
+CASES = [
+    # decode, S2 up to 16k, K above (1000 visible) and below (16384) the visible length
+    (Shape((1, 1), (1000, 16384), 8, D, 2048, block_size=128, name="decode-S1=1-S2=1000,16k"),
+     "BSND", "PA_BSND", "bfloat16", 3, False, "both"),
+    (Shape((4, 3), (4096, 700), 16, D, 512, block_size=64, name="decode-S1=4,3-S2=4096,700"),
+     "BSND", "PA_BSND", "float16", 0, True, "in_order"),
+    (Shape((2,), (16384,), 64, D, 2048, block_size=128, name="decode-S1=2-N1=64-S2=16k"),
+     "BSND", "PA_BSND", "float16", 3, False, "in_order"),
+    # K = 8192: the running list merges as three MrgSort lists (<= 4095 pairs each)
+    (Shape((1, 1), (9000, 5000), 8, D, 8192, block_size=128, name="decode-K=8192"),
+     "BSND", "PA_BSND", "float16", 3, False, "in_order"),
+    # prefill S1 = 128
+    (Shape((128,), (1000,), 8, D, 256, block_size=128, name="prefill-S1=128-S2=1000"),
+     "BSND", "PA_BSND", "bfloat16", 3, False, "in_order"),
+    (Shape((128,), (4096,), 4, D, 2048, block_size=256, extra_q=0, name="prefill-S1=128-S2=4096"),
+     "TND", "PA_BSND", "bfloat16", 0, True, "both"),
+    (Shape((128,), (8192,), 4, D, 1024, block_size=512, name="prefill-S1=128-S2=8192-BSND"),
+     "BSND", "BSND", "float16", 3, False, "in_order"),
+    # small cases, both block orders
+    (Shape((3, 1, 2), (40, 77, 5), 8, D, 32, block_size=16, name="small-PA-odd"),
+     "BSND", "PA_BSND", "float16", 3, False, "both"),
+    (Shape((20, 5), (12, 40), 8, D, 16, name="act_s1>act_s2-BSND"),
+     "BSND", "BSND", "float16", 3, False, "both"),
+    (Shape((3, 5), (300, 77), 8, D, 64, extra_q=2, name="TND-TND"),
+     "TND", "TND", "bfloat16", 3, False, "both"),
+    (Shape((2, 4), (50, 33), 12, D, 40, block_size=48, name="mode0-K-above"),
+     "BSND", "PA_BSND", "bfloat16", 0, True, "both"),
+]
+
+
+def run_emu(args, dtype, mode, return_value=True, order="both"):
+    return core.run_emu(**args, sparse_mode=mode, return_value=return_value, order=order,
+                        dtype="bfloat16" if dtype == "bfloat16" else "")
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: str(c[0]))
+def test_matches_reference(case):
+    shape, lq, lk, dtype, mode, w32, order = case
+    args = make(shape, lq, lk, dtype, seed=len(shape.s1) + mode, weights_fp32=w32,
+                length_dtype=np.int64 if mode else np.int32)
+    idx, val, report = run_emu(args, dtype, mode, order=order)
+    assert idx.dtype == np.int32 and val.dtype == np.float32
+    assert_topk(idx, val, reference_rows(args, dtype, mode), shape.k)
+    assert report["kernel_name"] == "lightning_indexer_kernel"
+    assert len(report["orders"]) == (2 if order == "both" else 1)
+    assert 0 < report["max_ub_high_water"] <= report["ub_bytes"] == 196608
+
+
+def test_ties_go_to_the_smaller_index_exactly():
+    """Keys drawn from a pool of 4 vectors tie exactly; Sort / MrgSort keep input order on
+    equal scores, so the indices equal the reference's (ties to the smaller index)."""
+    shape = Shape((3, 2), (300, 90), 8, D, 120, block_size=32)
+    for mode in (0, 3):
+        args = make(shape, "BSND", "PA_BSND", "bfloat16", key_pool=4)
+        idx, val, _ = run_emu(args, "bfloat16", mode)
+        assert_topk(idx, val, reference_rows(args, "bfloat16", mode), shape.k, exact=True)
+
+
+def _case(name):
+    return next(c for c in CASES if str(c[0]) == name)
+
+
+def test_the_api_runs_the_emulator():
+    """backend="emu" through the public function; cpu and emu both pass the rule (their float32
+    sums differ in order, so near-ties may rank differently)."""
+    shape = _case("small-PA-odd")[0]
+    args = make(shape, "BSND", "PA_BSND", "float16", seed=3)
+    rows = reference_rows(args, "float16", 3)
+    emu = lightning_indexer(**args, sparse_mode=3, return_value=True, backend="emu")
+    cpu = lightning_indexer(**args, sparse_mode=3, return_value=True, backend="cpu")
+    assert_topk(*emu, rows, shape.k)
+    assert_topk(*cpu, rows, shape.k)
+    idx, val = lightning_indexer(**args, sparse_mode=3, backend="emu")
+    assert val is None
+    np.testing.assert_array_equal(idx, emu[0])
+
+
+def _limit(mode, act_s1, act_s2, r):
+    return act_s2 if mode == 0 else min(max(act_s2 - act_s1 + r + 1, 0), act_s2)
+
+
+@pytest.mark.parametrize("mode", [0, 3])
+def test_report_keys_fetched_once_per_row_group(mode):
+    """cube MACs and the key-tile DMAs are exactly one pass over the visible key tiles per
+    (batch, query-row group): keys are never re-fetched within a group."""
+    shape = Shape((40, 3), (700, 2000), 8, D, 64, block_size=128, extra_q=0)
+    args = make(shape, "BSND", "PA_BSND", "float16", seed=5)
+    tiling = core.kernel_tiling(**args, sparse_mode=mode, return_value=True)
+    _, _, report = run_emu(args, "float16", mode, order="in_order")
+    rows, tile = tiling["rows_per_group"], tiling["tile_keys"]
+    assert tile == 128 and (rows * shape.n1) * D * 2 != tile * D * 2
+    macs, key_tiles = 0, {}
+    for act_s1, act_s2 in zip(shape.s1, shape.s2):
+        for r0 in range(0, act_s1, rows):
+            real = min(rows, act_s1 - r0)
+            extent = _limit(mode, act_s1, act_s2, r0 + real - 1)
+            for j0 in range(0, extent, tile):
+                n = min(tile, extent - j0)
+                macs += real * shape.n1 * n * D
+                size = (n + 15) // 16 * 16 * D * 2
+                key_tiles[size] = key_tiles.get(size, 0) + 1
+    totals = report["totals"]
+    assert totals["cube_macs"] == macs
+    full = tile * D * 2
+    assert totals["gm_to_local"]["sizes"].get(full, 0) == key_tiles[full]
+    assert report["block_dim"] == tiling["block_dim"] == min(tiling["items"], 48)
+    assert report["max_ub_high_water"] == tiling["ub_bytes"]
+
+
+def test_tiling_follows_the_platform_and_sparse_count():
+    small = make(Shape((1,), (100,), 64, D, 8192, block_size=128), "BSND", "PA_BSND", "float16")
+    t = core.kernel_tiling(**small, sparse_mode=3)
+    assert t["k_pad"] == 8192 and t["rows_per_group"] == 1 and t["ub_bytes"] <= 196608
+    t2 = core.kernel_tiling(**dict(small, sparse_count=100), sparse_mode=3)
+    assert t2["k_pad"] == 128
+    prefill = make(Shape((128,), (300,), 64, D, 2048, block_size=128, extra_q=0), "BSND", "PA_BSND", "float16")
+    t3 = core.kernel_tiling(**prefill, sparse_mode=3)
+    assert t3["m_pad"] * D * 2 <= 65536 and t3["rows_per_group"] == 4  # L0A: 256 rows of q
+    assert t3["groups_per_batch"] == 32
+    odd = make(Shape((1,), (100,), 8, D, 16, block_size=48), "BSND", "PA_BSND", "float16")
+    assert core.kernel_tiling(**odd, sparse_mode=3)["tile_keys"] == 48  # divides block_size
+
+
+@pytest.mark.parametrize("change, error, text", [
+    (dict(dtype="float32"), TypeError, "float16 or bfloat16 for the AscendC kernel"),
+    (dict(d=64), ValueError, "D = 128"),
+    (dict(n1=72), ValueError, "N1 <= 64"),
+    (dict(block_size=24), ValueError, "multiple of 16"),
+    (dict(n2=2), ValueError, "N2 = 1"),
+])
+def test_limits_of_the_kernel_are_clear_errors(change, error, text):
+    dtype = change.get("dtype", "float16")
+    n1 = change.get("n1", 8)
+    shape = Shape((2,), (40,), n1, change.get("d", D), 8, n2=change.get("n2", 1),
+                  block_size=change.get("block_size", 16))
+    args = make(shape, "BSND", "PA_BSND", dtype)
+    with pytest.raises(error, match=text):
+        lightning_indexer(**args, backend="emu")
+
+
+def test_bad_order_and_block_ids_are_caught_before_launch():
+    args = make(_case("small-PA-odd")[0], "BSND", "PA_BSND", "float16")
+    with pytest.raises(ValueError, match="order should be"):
+        core.run_emu(**args, order="sideways")
+    args["block_table"][0, 0] = 999
+    with pytest.raises(IndexError, match="block_table"):
+        core.run_emu(**args)

@@ -1,0 +1,101 @@
+"""Golden tests of the cpu backend on NumPy arrays against the float64 reference, with the
+comparison rule of li_cases (the tolerance documented in the op README)."""
+import numpy as np
+import pytest
+
+from ascend_ops.common.loader import load_native
+from ascend_ops.lightning_indexer import lightning_indexer, reference
+
+from li_cases import DTYPES, K_LAYOUTS, MODES, Q_LAYOUTS, SHAPES, Shape, assert_topk, make, reference_rows
+
+
+def run(args, dtype, **kwargs):
+    return lightning_indexer(dtype="bfloat16" if dtype == "bfloat16" else None, **args, **kwargs)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("layout_key", K_LAYOUTS)
+@pytest.mark.parametrize("layout_query", Q_LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_matches_reference(shape, dtype, layout_query, layout_key, mode):
+    length_dtype = np.int64 if (len(shape.s1) + mode) % 2 else np.int32
+    args = make(shape, layout_query, layout_key, dtype, seed=len(shape.s2) + mode, length_dtype=length_dtype)
+    idx, val = run(args, dtype, sparse_mode=mode, return_value=True)
+    assert idx.dtype == np.int32 and val.dtype == np.float32
+    assert_topk(idx, val, reference_rows(args, dtype, mode), shape.k)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_indices_without_values(dtype):
+    args = make(SHAPES[0], "BSND", "PA_BSND", dtype)
+    idx, val = run(args, dtype)
+    assert val is None
+    idx2, _ = run(args, dtype, return_value=True)
+    np.testing.assert_array_equal(idx, idx2)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_float32_weights_beside_half_inputs(dtype):
+    args = make(SHAPES[1], "TND", "BSND", dtype, weights_fp32=True)
+    assert args["weights"].dtype == np.float32
+    idx, val = run(args, dtype, sparse_mode=3, return_value=True)
+    assert_topk(idx, val, reference_rows(args, dtype, 3), SHAPES[1].k)
+
+
+@pytest.mark.parametrize("layout_key", K_LAYOUTS)
+@pytest.mark.parametrize("mode", MODES)
+def test_ties_go_to_the_smaller_index_exactly(layout_key, mode):
+    """Keys drawn from a pool of 4 vectors: scores tie exactly, in float64 and in the kernel
+    (every key is scored by the same operations), so the indices must equal the reference's."""
+    shape = Shape((3, 2), (300, 90), 8, 64, 120, block_size=32)
+    args = make(shape, "BSND", layout_key, "bfloat16", key_pool=4)
+    idx, val = run(args, "bfloat16", sparse_mode=mode, return_value=True)
+    assert_topk(idx, val, reference_rows(args, "bfloat16", mode), shape.k, exact=True)
+
+
+def test_default_arguments_match_the_spec():
+    """sparse_count 2048, sparse_mode 3, layout BSND / PA_BSND."""
+    shape = Shape((2, 3), (2100, 700), 4, 32, 2048, block_size=128)
+    args = make(shape, "BSND", "PA_BSND", "float16")
+    for name in ("layout_query", "layout_key", "sparse_count"):
+        args.pop(name)
+    idx, val = lightning_indexer(**args, return_value=True)
+    assert idx.shape == (2, 4, 1, 2048)
+    assert_topk(idx, val, reference_rows(dict(args, sparse_count=2048), "float16", 3), 2048)
+
+
+def test_bsnd_lengths_default_to_the_full_tensors():
+    rng = np.random.default_rng(5)
+    q = rng.standard_normal((2, 3, 4, 16)).astype(np.float32)
+    k = rng.standard_normal((2, 10, 1, 16)).astype(np.float32)
+    w = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    for mode in MODES:
+        idx, val = lightning_indexer(q, k, w, layout_key="BSND", sparse_count=12, sparse_mode=mode, return_value=True)
+        want_idx, want_val = reference.lightning_indexer(q, k, w, layout_key="BSND", sparse_count=12, sparse_mode=mode)
+        np.testing.assert_array_equal(idx, want_idx)
+        np.testing.assert_allclose(val, want_val, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_result_does_not_depend_on_the_thread_count(threads):
+    core = load_native("ascend_ops.lightning_indexer", "core")
+    args = make(SHAPES[5], "TND", "PA_BSND", "bfloat16", seed=9)
+    base = run(args, "bfloat16", return_value=True)
+    old = core.num_threads()
+    try:
+        core.set_num_threads(threads)
+        got = run(args, "bfloat16", return_value=True)
+        assert core.cpu_plan(dtype="bfloat16", **args)["threads"] == threads
+    finally:
+        core.set_num_threads(old)
+    np.testing.assert_array_equal(got[0], base[0])
+    np.testing.assert_array_equal(got[1], base[1])
+
+
+def test_cpu_plan_is_cached_and_names_the_isa():
+    core = load_native("ascend_ops.lightning_indexer", "core")
+    args = make(SHAPES[0], "BSND", "PA_BSND", "float16")
+    plan = core.cpu_plan(**args)
+    assert plan["key_tile"] % 16 == 0 and plan["key_chunk"] % plan["key_tile"] == 0
+    assert plan["isa"] == core.CPU_ISA and core.CPU_ISA in ("avx512", "avx2", "baseline")

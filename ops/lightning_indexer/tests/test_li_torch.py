@@ -1,0 +1,294 @@
+"""The PyTorch adapter of lightning_indexer: torch.ops.ascend_ops.lightning_indexer.
+
+Golden comparisons (li_cases' rule) in eager mode for every layout, sparse mode and dtype;
+torch.compile(fullgraph=True) with static and dynamic shapes (one graph for many sizes);
+torch.library.opcheck; the Meta kernel's SymInt outputs; errors with the documented classes.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+if importlib.util.find_spec("torch") is None:
+    pytest.skip("torch is not installed: the PyTorch adapter cannot be tested", allow_module_level=True)
+
+os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
+from ascend_ops.lightning_indexer import torch_ops  # noqa: E402  (loads _torch)
+
+import torch  # noqa: E402
+from torch._dynamo.utils import counters  # noqa: E402
+from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
+
+from li_cases import DTYPES, K_LAYOUTS, MODES, Q_LAYOUTS, SHAPES, Shape, assert_topk, make, reference_rows  # noqa: E402
+
+OP = torch.ops.ascend_ops.lightning_indexer.default
+SCHEMA = (
+    "ascend_ops::lightning_indexer(Tensor query, Tensor key, Tensor weights, *, "
+    "Tensor? actual_seq_lengths_query=None, Tensor? actual_seq_lengths_key=None, Tensor? block_table=None, "
+    "str layout_query=\"BSND\", str layout_key=\"PA_BSND\", int sparse_count=2048, int sparse_mode=3, "
+    "bool return_value=False) -> (Tensor sparse_indices, Tensor? sparse_values)"
+)
+TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
+
+
+def to_torch(args: dict, dtype: str) -> dict:
+    """li_cases' NumPy arguments as torch tensors (bfloat16 bit patterns reinterpreted)."""
+    out = {}
+    for name, value in args.items():
+        if isinstance(value, np.ndarray):
+            if value.dtype == np.uint16:
+                value = torch.from_numpy(value.view(np.int16).copy()).view(torch.bfloat16)
+            else:
+                value = torch.from_numpy(value.copy())
+        out[name] = value
+    return out
+
+
+def check(fn, shape: Shape, layout_query: str, layout_key: str, dtype: str, mode: int, seed: int = 0) -> None:
+    args = make(shape, layout_query, layout_key, dtype, seed=seed, length_dtype=np.int64 if seed % 2 else np.int32)
+    idx, val = fn(**to_torch(args, dtype), sparse_mode=mode, return_value=True)
+    assert idx.dtype == torch.int32 and val.dtype == torch.float32
+    assert_topk(idx.numpy(), val.numpy(), reference_rows(args, dtype, mode), shape.k)
+
+
+# --- schema -------------------------------------------------------------------------------
+def test_schema_is_the_spec():
+    assert str(OP._schema) == SCHEMA
+    assert not any(a.alias_info is not None for a in OP._schema.arguments), "the op mutates nothing"
+    assert torch.Tag.pt2_compliant_tag in OP.tags
+
+
+# --- eager --------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("layout_key", K_LAYOUTS)
+@pytest.mark.parametrize("layout_query", Q_LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [SHAPES[0], SHAPES[1], SHAPES[2], SHAPES[4]], ids=str)
+def test_eager_matches_reference(shape, dtype, layout_query, layout_key, mode):
+    check(OP, shape, layout_query, layout_key, dtype, mode, seed=mode + 1)
+
+
+@pytest.mark.parametrize("entry", ["torch_ops", "package", "packet"])
+def test_public_entries(entry):
+    import ascend_ops.lightning_indexer as package
+
+    fn = {"torch_ops": torch_ops.lightning_indexer, "package": package.lightning_indexer,
+          "packet": torch.ops.ascend_ops.lightning_indexer}[entry]
+    check(fn, SHAPES[1], "TND", "PA_BSND", "bfloat16", 3)
+
+
+def test_values_are_none_unless_asked():
+    args = to_torch(make(SHAPES[0], "BSND", "PA_BSND", "float16"), "float16")
+    idx, val = OP(**args)
+    assert val is None and idx.shape == (3, 2, 1, 64)
+
+
+def test_inference_mode():
+    with torch.inference_mode():
+        check(OP, SHAPES[2], "BSND", "BSND", "float16", 0)
+
+
+# --- torch.compile --------------------------------------------------------------------------
+def _indexer(query, key, weights, lengths_q, lengths_k, block_table, layout_query: str, layout_key: str,
+             sparse_count: int, sparse_mode: int):
+    idx, val = torch.ops.ascend_ops.lightning_indexer(
+        query, key, weights, actual_seq_lengths_query=lengths_q, actual_seq_lengths_key=lengths_k,
+        block_table=block_table, layout_query=layout_query, layout_key=layout_key, sparse_count=sparse_count,
+        sparse_mode=sparse_mode, return_value=True)
+    return idx, val
+
+
+def _compiled_check(compiled, shape, layout_query, layout_key, dtype, mode, seed=0):
+    args = make(shape, layout_query, layout_key, dtype, seed=seed)
+    t = to_torch(args, dtype)
+    idx, val = compiled(t["query"], t["key"], t["weights"], t["actual_seq_lengths_query"],
+                        t["actual_seq_lengths_key"], t.get("block_table"), layout_query, layout_key, shape.k, mode)
+    assert_topk(idx.numpy(), val.numpy(), reference_rows(args, dtype, mode), shape.k)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("layouts", [("BSND", "PA_BSND"), ("TND", "TND"), ("BSND", "BSND")], ids=str)
+def test_compiled_matches_reference(layouts, dynamic):
+    torch._dynamo.reset()
+    compiled = torch.compile(_indexer, fullgraph=True, dynamic=dynamic)
+    _compiled_check(compiled, SHAPES[1], *layouts, "bfloat16", 3)
+
+
+def test_dynamic_compile_serves_every_size():
+    """One graph for several batch sizes (>= 2: torch specialises sizes 0 and 1), lengths and rows."""
+    torch._dynamo.reset()
+    counters.clear()
+    compiled = torch.compile(_indexer, fullgraph=True, dynamic=True)
+    for seed, (s1, s2) in enumerate([((3, 5), (40, 60)), ((2, 7, 4), (33, 90, 12)), ((9, 2), (100, 7))]):
+        shape = Shape(s1, s2, 4, 32, 24, block_size=8)
+        _compiled_check(compiled, shape, "BSND", "PA_BSND", "float16", 3, seed=seed)
+    assert counters["stats"]["unique_graphs"] == 1, dict(counters["stats"])
+
+
+def test_compiled_in_a_graph_with_other_ops():
+    def step(q, k, w, lk, bt):
+        idx, val = torch.ops.ascend_ops.lightning_indexer(q * 2, k, w.float(), actual_seq_lengths_key=lk,
+                                                          block_table=bt, sparse_count=16, return_value=True)
+        return idx.long().sum(-1), val.clamp(min=0).sum()
+
+    torch._dynamo.reset()
+    t = to_torch(make(SHAPES[0], "BSND", "PA_BSND", "float32", seed=4), "float32")
+    inputs = (t["query"], t["key"], t["weights"], t["actual_seq_lengths_key"], t["block_table"])
+    want = step(*inputs)
+    got = torch.compile(step, fullgraph=True)(*inputs)
+    assert torch.equal(got[0], want[0]) and torch.allclose(got[1], want[1])
+
+
+# --- Meta / FakeTensor ----------------------------------------------------------------------
+@pytest.mark.parametrize("layout_query", Q_LAYOUTS)
+def test_meta_outputs(layout_query):
+    t = to_torch(make(SHAPES[2], layout_query, "BSND", "float16"), "float16")
+    meta = {k: (v.to("meta") if isinstance(v, torch.Tensor) else v) for k, v in t.items()}
+    idx, val = OP(**meta, return_value=True)
+    want = OP(**t, return_value=True)
+    assert idx.device.type == "meta" and idx.shape == want[0].shape and idx.dtype == torch.int32
+    assert val.shape == want[1].shape and val.dtype == torch.float32
+    with FakeTensorMode() as mode:
+        fake = {k: (mode.from_tensor(v) if isinstance(v, torch.Tensor) else v) for k, v in t.items()}
+        assert OP(**fake)[1] is None
+
+
+def test_meta_refuses_bad_static_shapes():
+    t = to_torch(make(SHAPES[2], "BSND", "BSND", "float16"), "float16")
+    t["weights"] = t["weights"][:, :1].contiguous().to("meta")
+    meta = {k: (v.to("meta") if isinstance(v, torch.Tensor) else v) for k, v in t.items()}
+    with pytest.raises(ValueError, match="weights should be"):
+        OP(**meta)
+
+
+# --- opcheck --------------------------------------------------------------------------------
+@pytest.mark.parametrize("layouts,dtype", [(("BSND", "PA_BSND"), "bfloat16"), (("TND", "TND"), "float32"),
+                                           (("BSND", "BSND"), "float16")], ids=str)
+def test_opcheck(layouts, dtype):
+    t = to_torch(make(SHAPES[1], *layouts, dtype), dtype)
+    query, key, weights = t.pop("query"), t.pop("key"), t.pop("weights")
+    for rv in (False, True):
+        torch.library.opcheck(OP, (query, key, weights), dict(t, sparse_mode=3, return_value=rv))
+
+
+# --- errors ---------------------------------------------------------------------------------
+def _bad(**changes):
+    t = to_torch(make(SHAPES[1], "BSND", "PA_BSND", "float16"), "float16")
+    t.update(changes)
+    return t
+
+
+BAD_INPUTS = [
+    ("layout", lambda: _bad(layout_key="BNSD"), ValueError, r"layout_key should be 'PA_BSND', 'BSND' or 'TND'"),
+    ("mode", lambda: _bad(sparse_mode=2), ValueError, r"sparse_mode should be 0 \(no mask\) or 3"),
+    ("count", lambda: _bad(sparse_count=9000), ValueError, r"sparse_count should be in \[1, 8192\]"),
+    ("dtype", lambda: _bad(key=torch.zeros(4, 8, 1, 32)), TypeError, r"key should have dtype float16"),
+    ("complex", lambda: _bad(weights=torch.zeros(2, 10, 4, dtype=torch.complex64)), TypeError,
+     r"weights has dtype torch\.complex64"),
+    ("shape", lambda: _bad(weights=torch.zeros(2, 10, 3, dtype=torch.float16)), ValueError,
+     r"weights should be \[B, S1, N1\] with N1"),
+    ("block id", lambda: _bad(block_table=torch.full((2, 21), 99, dtype=torch.int32)), IndexError,
+     r"block_table\[0\]\[0\] = 99 is out of range"),
+    ("length", lambda: _bad(actual_seq_lengths_key=torch.tensor([150, 1000], dtype=torch.int32)), ValueError,
+     r"actual_seq_lengths_key\[1\] = 1000 is beyond"),
+    ("no table", lambda: _bad(block_table=None), ValueError, r"block_table is required"),
+]
+
+
+@pytest.mark.parametrize("build,exc,pattern", [c[1:] for c in BAD_INPUTS], ids=[c[0] for c in BAD_INPUTS])
+def test_bad_input_raises(build, exc, pattern):
+    with pytest.raises(exc, match="lightning_indexer: " + pattern):
+        OP(**build())
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_compiled_block_id_out_of_range_raises_index_error(dynamic):
+    torch._dynamo.reset()
+    compiled = torch.compile(_indexer, fullgraph=True, dynamic=dynamic)
+    t = _bad()
+    args = (t["query"], t["key"], t["weights"], t["actual_seq_lengths_query"], t["actual_seq_lengths_key"])
+    compiled(*args, t["block_table"], "BSND", "PA_BSND", 20, 3)
+    with pytest.raises(IndexError, match="block_table"):
+        compiled(*args, torch.full_like(t["block_table"], 99), "BSND", "PA_BSND", 20, 3)
+
+
+# --- NPU adapter: compile check against the torch_npu wheel ---------------------------------------
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+OP_DIR = Path(__file__).resolve().parent.parent
+REPO = OP_DIR.parent.parent
+FETCH = REPO / "ci" / "fetch_torch_npu_headers.py"
+NPU_BUILD = REPO / "build" / "torch_npu_compile_check_lightning_indexer"
+
+
+@pytest.fixture(scope="module")
+def torch_npu_root() -> Path:
+    if shutil.which("g++") is None:
+        pytest.skip("g++ is not installed: the NPU adapter cannot be compile-checked")
+    proc = subprocess.run([sys.executable, str(FETCH), "--with-lib"], capture_output=True, text=True)
+    if proc.returncode == 3:
+        pytest.skip(f"torch_npu wheel could not be downloaded (no network): {proc.stderr.strip()[-400:]}")
+    assert proc.returncode == 0, f"{FETCH.name} failed:\n{proc.stdout}\n{proc.stderr}"
+    return Path(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def npu_object(torch_npu_root) -> Path:
+    """torch/npu.cpp compiled to an object with the flags the real build uses."""
+    from torch.utils.cpp_extension import include_paths
+
+    NPU_BUILD.mkdir(parents=True, exist_ok=True)
+    out = NPU_BUILD / "npu.o"
+    cmd = [
+        "g++", "-std=c++20", "-c", "-fPIC", "-O1", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror",
+        f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}",
+        f"-I{OP_DIR}", f"-I{REPO / 'common' / 'include'}",
+        *[f"-isystem{p}" for p in include_paths()],
+        f"-isystem{torch_npu_root / 'include'}",
+        str(OP_DIR / "torch" / "npu.cpp"), "-o", str(out),
+    ]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, f"npu.cpp does not compile against torch_npu's headers:\n{proc.stderr}"
+    return out
+
+
+def test_npu_adapter_compiles_against_torch_npu_headers(npu_object):
+    assert npu_object.stat().st_size > 0
+
+
+def _dynamic_symbols(library: Path) -> set:
+    proc = subprocess.run(["nm", "-D", "--defined-only", str(library)], capture_output=True, text=True, check=True)
+    return {line.split()[-1].split("@")[0] for line in proc.stdout.splitlines() if line.strip()}
+
+
+def test_npu_adapter_calls_only_exported_symbols(npu_object, torch_npu_root):
+    """Every symbol npu.o needs is ours (aop::) or exported by libtorch_npu, torch or the C++
+    runtime: the adapter links where torch_npu is installed."""
+    if shutil.which("nm") is None:
+        pytest.skip("nm (binutils) is not installed: the symbol check cannot run")
+    torch_lib = Path(torch.__file__).parent / "lib"
+    libraries = [torch_npu_root / "lib" / "libtorch_npu.so",
+                 *(torch_lib / f"lib{n}.so" for n in ("torch", "torch_cpu", "c10"))]
+    for name in ("libstdc++.so", "libgcc_s.so.1", "libc.so.6", "libm.so.6"):
+        path = subprocess.run(["g++", f"-print-file-name={name}"], capture_output=True, text=True).stdout.strip()
+        if os.path.isabs(path):
+            libraries.append(Path(os.path.realpath(path)))
+    exported = set().union(*(_dynamic_symbols(lib) for lib in libraries))
+    mangled = subprocess.run(["nm", "-u", str(npu_object)], capture_output=True, text=True, check=True).stdout
+    demangled = subprocess.run(["nm", "-uC", str(npu_object)], capture_output=True, text=True, check=True).stdout
+    missing = []
+    for raw, pretty in zip(mangled.splitlines(), demangled.splitlines()):
+        kind, symbol = raw.split()[-2:]
+        name = pretty.split(None, 1)[1]
+        if kind != "U" or symbol in ("_GLOBAL_OFFSET_TABLE_", "__dso_handle") or name.startswith("aop::"):
+            continue
+        if symbol.split("@")[0] not in exported:
+            missing.append(name)
+    assert not missing, f"npu.cpp needs symbols no library exports: {missing}"
+    assert any("c10_npu::getCurrentNPUStream" in line for line in demangled.splitlines())
