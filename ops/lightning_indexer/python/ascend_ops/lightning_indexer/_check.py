@@ -93,10 +93,32 @@ def _torch(compiled: bool):
     return run
 
 
+def _mindspore(graph: bool):
+    def run() -> None:
+        from ascend_ops.common.loader import load_native
+
+        load_native("ascend_ops.lightning_indexer", "mindspore")  # a clear error if not built
+        import mindspore as ms
+
+        from . import ms as ms_ops
+
+        query, key, weights, block_table = _inputs()
+
+        def call(q, k, w, lq, lk, bt):
+            return ms_ops.lightning_indexer(q, k, w, lq, lk, bt, sparse_count=_K, return_value=True)
+
+        fn = ms.jit(call) if graph else call
+        idx, val = fn(*(ms.Tensor(a) for a in (query, key, weights, _LENGTHS_Q, _LENGTHS_K, block_table)))
+        _expect(idx.asnumpy(), val.asnumpy(), query, key, weights, block_table)
+    return run
+
+
 def cases() -> List[CheckCase]:
     return [
         CheckCase("cpu", "core", _numpy),
         CheckCase("emu", "core", _emu),
         CheckCase("cpu", "torch eager", _torch(compiled=False)),
         CheckCase("cpu", "torch compile", _torch(compiled=True)),
+        CheckCase("cpu", "mindspore pynative", _mindspore(graph=False)),
+        CheckCase("cpu", "mindspore graph", _mindspore(graph=True)),
     ]

@@ -4,6 +4,5 @@ from ascend_ops.common.registry import OpInfo
 OP = OpInfo(
     name="lightning_indexer",
     package="ascend-op-lightning-indexer",
-    frameworks=("torch",),  # the MindSpore adapter is not written yet (see the README)
     checks="ascend_ops.lightning_indexer._check:cases",
 )

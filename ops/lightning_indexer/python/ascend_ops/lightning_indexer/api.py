@@ -1,4 +1,4 @@
-"""The public entry: one function for torch tensors and NumPy arrays."""
+"""The public entry: one function for torch tensors, MindSpore tensors and NumPy arrays."""
 from __future__ import annotations
 
 from typing import Any, Optional, Tuple
@@ -56,6 +56,8 @@ def lightning_indexer(
         run by the emulator on the Ascend910B2 preset, both block orders; float16 / bfloat16,
         N2 = 1, D = 128, N1 <= 64 and block_size a multiple of 16 <= 1024, as on the NPU).
     dtype : NumPy inputs only: "bfloat16" to read uint16 arrays as bfloat16 bit patterns.
+        torch and MindSpore tensors carry their own device and dtype (MindSpore: see
+        :mod:`ascend_ops.lightning_indexer.ms`, PyNative and Graph mode).
 
     Returns
     -------
@@ -78,6 +80,11 @@ def lightning_indexer(
         from . import torch_ops
 
         return torch_ops.lightning_indexer(query, key, weights, **kwargs)
+    if module.startswith("mindspore"):
+        _no_numpy_options(backend, dtype)
+        from . import ms
+
+        return ms.lightning_indexer(query, key, weights, **kwargs)
     if isinstance(query, np.ndarray):
         backend = backend or "cpu"
         if backend not in _NUMPY_BACKENDS:
@@ -90,11 +97,11 @@ def lightning_indexer(
             indices, values, _report = core.run_emu(query, key, weights, dtype=dtype or "", **kwargs)
             return indices, values
         return core.run_cpu(query, key, weights, dtype=dtype or "", **kwargs)
-    raise TypeError(f"lightning_indexer: query should be a torch.Tensor or a numpy.ndarray "
+    raise TypeError(f"lightning_indexer: query should be a torch.Tensor, a mindspore.Tensor or a numpy.ndarray "
                     f"but is {type(query).__module__}.{type(query).__qualname__}")
 
 
 def _no_numpy_options(backend: Optional[str], dtype: Optional[str]) -> None:
     if backend is not None or dtype is not None:
         raise ValueError("lightning_indexer: backend= and dtype= apply to NumPy arrays only; "
-                         "torch tensors carry their own device and dtype")
+                         "torch and MindSpore tensors carry their own device and dtype")
