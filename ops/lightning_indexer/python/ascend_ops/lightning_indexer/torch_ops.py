@@ -17,12 +17,9 @@ importing torch_npu if it was imported later than this module.
 """
 from __future__ import annotations
 
-import importlib
-import importlib.util
-import sys
-import warnings
 from typing import Optional, Tuple
 
+from ascend_ops.common import torchair as _torchair
 from ascend_ops.common.loader import load_native
 
 _native = load_native("ascend_ops.lightning_indexer", "torch")
@@ -62,47 +59,14 @@ def lightning_indexer(
                sparse_mode=sparse_mode, return_value=return_value)
 
 
-def _torchair_installed() -> bool:
-    # torch_npu puts a lazy `torchair` module in sys.modules when it is imported; otherwise
-    # find_spec tells whether a standalone torchair is installed, without importing it.
-    if sys.modules.get("torchair") is not None:
-        return True
-    try:
-        return importlib.util.find_spec("torchair") is not None
-    except (ImportError, ValueError):
-        return False
-
-
 def register_torchair_converter() -> bool:
-    """Register the torchair GE converter of the op if torchair is installed.
-
-    Returns
-    -------
-    bool
-        True if the converter is registered, False if torchair is not installed.
-
-    Raises
-    ------
-    Exception
-        Whatever importing torchair raises when it is installed but unusable (an ImportError
-        without CANN, ...).
-    """
-    if not _torchair_installed():
-        return False
-    importlib.import_module(f"{__package__}.torchair_converter")  # registers on first import
-    return True
+    """Register the torchair GE converter of the op if torchair is installed (True), else
+    return False; see :func:`ascend_ops.common.torchair.register_converter`."""
+    return _torchair.register_converter(__package__)
 
 
 def _register_torchair_converter_on_import() -> None:
-    try:
-        register_torchair_converter()
-    except Exception as exc:  # noqa: BLE001  (reported, not swallowed: no kernel depends on it)
-        warnings.warn(
-            f"ascend_ops.lightning_indexer: torchair is installed but cannot be imported ({type(exc).__name__}: "
-            f"{exc}); the torchair (GE graph mode) converter of lightning_indexer is not registered",
-            RuntimeWarning,
-            stacklevel=3,
-        )
+    _torchair.register_converter_on_import(__package__, "lightning_indexer")
 
 
 _register_torchair_converter_on_import()
