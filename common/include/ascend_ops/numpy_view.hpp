@@ -16,6 +16,11 @@ inline aop_dtype numpy_dtype(const pybind11::array& a, const char* op, const cha
                              const std::string& as) {
   const char kind = a.dtype().kind();
   const auto size = a.itemsize();
+  if (!a.dtype().attr("isnative").cast<bool>()) {  // e.g. '>i8': same kind and size, other bytes
+    throw Error(AOP_TYPE_ERROR, std::string(op) + ": " + name + " should be in the machine's byte order, got " +
+                                    std::string(pybind11::str(a.dtype().attr("str"))) +
+                                    " (convert with a.astype(a.dtype.newbyteorder('=')))");
+  }
   if (!as.empty()) {
     if (as == "bfloat16" && kind == 'u' && size == 2) return AOP_DTYPE_BFLOAT16;
     throw Error(AOP_TYPE_ERROR, std::string(op) + ": " + name + " can be read as " + as +

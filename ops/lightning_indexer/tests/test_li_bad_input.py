@@ -53,6 +53,8 @@ CASES = [
      ["query", "float16, bfloat16 or float32", "float64"]),
     ("key-dtype", ("BSND", "PA_BSND"), setting("key", lambda a: a.astype(np.float32)), TypeError,
      ["key", "float16", "float32"]),
+    ("block_table-byte-order", ("BSND", "PA_BSND"), setting("block_table", lambda a: a.astype(">i4")), TypeError,
+     ["block_table", "byte order"]),
     ("weights-dtype", ("BSND", "PA_BSND"), setting("weights", lambda a: a.astype(np.int32)), TypeError,
      ["weights", "float32", "int32"]),
     ("block_table-dtype", ("BSND", "PA_BSND"), setting("block_table", lambda a: a.astype(np.float32)), TypeError,

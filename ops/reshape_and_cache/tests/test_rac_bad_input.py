@@ -33,6 +33,8 @@ CASES = [
     ("key-rank", with_(KEY, lambda a: a.reshape(6, -1)), ValueError, ["key", "[T, H, Dk]"]),
     ("value-rank", with_(VALUE, lambda a: a[None]), ValueError, ["value"]),
     ("key_cache-rank", with_(KEY_CACHE, lambda a: a.reshape(4, 4, -1)), ValueError, ["key_cache"]),
+    ("slot-byte-order", with_(SLOTS, lambda a: a.astype(">i8")), TypeError, ["slot_mapping", "byte order", ">i8"]),
+    ("key-byte-order", with_(KEY, lambda a: a.astype(">f2")), TypeError, ["key", "byte order"]),
     ("slot-rank", with_(SLOTS, lambda a: a.reshape(2, 3)), ValueError, ["slot_mapping"]),
     ("value-tokens", with_(VALUE, lambda a: a[:5]), ValueError, ["value", "T"]),
     ("value-heads", with_(VALUE, lambda a: np.concatenate([a, a], axis=1)), ValueError, ["value", "H"]),
