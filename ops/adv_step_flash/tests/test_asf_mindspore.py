@@ -12,6 +12,7 @@ import pytest
 ms = pytest.importorskip("mindspore", reason="mindspore is not installed")  # before the adapter
 from mindspore import Parameter, Tensor, mint, nn  # noqa: E402
 
+from ascend_ops.common import reliability  # noqa: E402
 import ascend_ops.adv_step_flash as asf  # noqa: E402
 from ascend_ops.adv_step_flash import ms as asf_ms  # noqa: E402
 from ascend_ops.adv_step_flash import reference  # noqa: E402
@@ -305,4 +306,6 @@ def test_ordering_with_builtin_ops():
         asf_ms.advance_step_flashattn(1, 1, 16, tokens, sampled, positions, seq_lens, slots, tables)
         if int((slots + 0).asnumpy()[0]) != 5 * 16 + 1 or int((seq_lens + 0).asnumpy()[0]) != 18:
             lost_writes += 1
+    reliability.record("race", "adv_step_flash", iterations=RACE_ITERATIONS, stale_reads=stale_reads,
+                       lost_writes=lost_writes)
     assert (stale_reads, lost_writes) == (0, 0)

@@ -12,6 +12,7 @@ import pytest
 ms = pytest.importorskip("mindspore", reason="mindspore is not installed")  # before the adapter
 from mindspore import Parameter, Tensor, mint, nn  # noqa: E402
 
+from ascend_ops.common import reliability  # noqa: E402
 import ascend_ops.reshape_and_cache as rac  # noqa: E402
 from ascend_ops.reshape_and_cache import ms as rac_ms  # noqa: E402
 from ascend_ops.reshape_and_cache import reference  # noqa: E402
@@ -356,4 +357,6 @@ def test_ordering_with_builtin_ops():
         after = (value_cache + 0).asnumpy()
         if after[0, 1, 0, 0] != value or after[0, 0, 0, 0] != 7:
             lost_writes += 1
+    reliability.record("race", "reshape_and_cache", iterations=RACE_ITERATIONS, stale_reads=stale_reads,
+                       lost_writes=lost_writes)
     assert (stale_reads, lost_writes) == (0, 0)

@@ -1,0 +1,192 @@
+"""Fuzzer of reshape_and_cache: random shapes, dtypes, strides, front doors and slot patterns
+(padding, huge negative slots, duplicates, empty batches), with faults planted on top.
+
+Every case must end as the golden result (bit exact, guard bytes around every tensor
+unchanged) or as the documented exception with every buffer unchanged; see
+:mod:`ascend_ops.common.fuzzing`. ``./dev test`` runs the quick profile, ``./dev fuzz``
+10,000 cases under the sanitizer build.
+"""
+from __future__ import annotations
+
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ascend_ops.common.fuzzing import (Fault, assert_bytes, check_call, expected_bytes, front_doors, fuzz_settings,
+                                      guarded, locate, owners, to_torch)
+from ascend_ops.reshape_and_cache import reference, reshape_and_cache
+
+OP = "reshape_and_cache"
+NUMPY_DTYPES = {"float16": np.float16, "bfloat16": np.uint16, "float32": np.float32, "int8": np.int8}
+
+
+DOORS = front_doors("ascend_ops.reshape_and_cache")
+
+
+# --- faults: (name, exception, applies(case), mutate(case, rng)) -----------------------------
+def _retype(name, dtypes):
+    def mutate(c, rng):
+        c[name] = c[name].astype(dtypes[int(rng.integers(len(dtypes)))])
+    return mutate
+
+
+def _reshape(name, shape_of):
+    def mutate(c, rng):
+        c[name] = guarded(shape_of(c[name].shape), c[name].dtype, rng)
+    return mutate
+
+
+def _slot_out_of_range(c, rng):
+    slots = c["slot_mapping"]
+    slots_total = c["key_cache"].shape[0] * c["key_cache"].shape[1]
+    big = np.iinfo(slots.dtype).max
+    slots[int(rng.integers(len(slots)))] = [slots_total, slots_total + 7, big][int(rng.integers(3))]
+
+
+def _non_contiguous_cache(name):
+    def mutate(c, rng):
+        shape = c[name].shape
+        wide = guarded(shape[:-1] + (2 * shape[-1],), c[name].dtype, rng)
+        c[name] = wide[..., ::2]
+    return mutate
+
+
+def _inner_strided_key(c, rng):
+    t, h, d = c["key"].shape
+    c["key"] = guarded((t, d, h), c["key"].dtype, rng).transpose(0, 2, 1)
+
+
+def _other_float_dtype(c, rng):
+    others = [d for d in (np.float16, np.float32, np.int8) if d != c["value"].dtype]
+    c["value"] = c["value"].astype(others[int(rng.integers(len(others)))])
+
+
+def ranked(**ranks):
+    """applies(case): the named arguments still have these ranks (no earlier fault changed them)."""
+    return lambda c: all(c[name].ndim == n for name, n in ranks.items())
+
+
+def always(c):
+    return True
+
+
+FAULTS = [
+    ("key dtype", TypeError, always, _retype("key", [np.float64, np.int32, np.bool_])),
+    ("value dtype", TypeError, always, _other_float_dtype),
+    ("key_cache dtype", TypeError, always, _retype("key_cache", [np.float64, np.int64])),
+    ("slot dtype", TypeError, always, _retype("slot_mapping", [np.float32, np.int16, np.uint8])),
+    ("key rank", ValueError, always, _reshape("key", lambda s: s + (1,))),
+    ("slot rank", ValueError, always, lambda c, rng: c.update(slot_mapping=c["slot_mapping"][None])),
+    ("value_cache rank", ValueError, ranked(value_cache=4),
+     _reshape("value_cache", lambda s: s[:2] + (s[2] * s[3],))),
+    ("value tokens", ValueError, always, _reshape("value", lambda s: (s[0] + 1,) + s[1:])),
+    ("key_cache heads", ValueError, ranked(key_cache=4), _reshape("key_cache", lambda s: s[:2] + (s[2] + 1, s[3]))),
+    ("value_cache Dv", ValueError, ranked(value_cache=4), _reshape("value_cache", lambda s: s[:3] + (s[3] + 2,))),
+    ("value_cache blocks", ValueError, always, _reshape("value_cache", lambda s: (s[0] + 1,) + s[1:])),
+    ("T' > T", ValueError, always,
+     lambda c, rng: c.update(slot_mapping=np.full(c["key"].shape[0] + 1, -1, c["slot_mapping"].dtype))),
+    # A one-element array is contiguous whatever its strides.
+    ("key_cache not contiguous", ValueError, lambda c: c["key_cache"].size > 1, _non_contiguous_cache("key_cache")),
+    # So is an empty one: T = 0 is left alone.
+    ("key [H, Dk] not contiguous", ValueError,
+     lambda c: c["key"].ndim == 3 and c["key"].shape[0] > 0 and c["key"].shape[1] > 1 and c["key"].shape[2] > 1,
+     _inner_strided_key),
+    ("slot out of range", IndexError,
+     lambda c: c["slot_mapping"].dtype.kind == "i" and c["slot_mapping"].ndim == 1 and len(c["slot_mapping"]) > 0,
+     _slot_out_of_range),
+]
+
+
+@st.composite
+def cases(draw):
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    door = draw(st.sampled_from(DOORS))
+    dtype = draw(st.sampled_from(sorted(NUMPY_DTYPES)))
+    nd = NUMPY_DTYPES[dtype]
+    block_size = draw(st.sampled_from([1, 3, 16, 32]))
+    num_blocks = draw(st.integers(1, 6))
+    slots_total = num_blocks * block_size
+    tokens = draw(st.integers(0, 24))
+    written = draw(st.integers(0, tokens))
+    heads, dk, dv = draw(st.integers(1, 4)), draw(st.integers(1, 40)), draw(st.integers(1, 40))
+    slot_dtype = draw(st.sampled_from([np.int32, np.int64]))
+    # Distinct slots, then some padding (any negative value) and duplicates: a caller error whose
+    # winner is not promised, which the emulator reports as two cores writing the same bytes
+    # (the op README), so not on "numpy-emu".
+    slots = np.resize(rng.permutation(slots_total), written)  # repeats past slots_total ...
+    pad = rng.random(written) < draw(st.sampled_from([0.0, 0.2, 0.9]))
+    pad[slots_total:] |= door == "numpy-emu"  # ... which are padding on the emulator
+    negatives = np.array([-1, -7, np.iinfo(slot_dtype).min, -(2**40)])
+    if slot_dtype == np.int32:
+        negatives = negatives[:3]
+    slots = np.where(pad, negatives[rng.integers(len(negatives), size=written)], slots).astype(slot_dtype)
+    if door != "numpy-emu" and draw(st.booleans()) and written >= 2:
+        slots[-1] = slots[0]
+    case = {
+        "key": guarded((tokens, heads, dk), nd, rng, row_pad=draw(st.sampled_from([0, 1, 13]))),
+        "value": guarded((tokens, heads, dv), nd, rng, row_pad=draw(st.sampled_from([0, 0, 5]))),
+        "key_cache": guarded((num_blocks, block_size, heads, dk), nd, rng),
+        "value_cache": guarded((num_blocks, block_size, heads, dv), nd, rng),
+        "slot_mapping": guarded((written,), slot_dtype, rng, values=slots),
+    }
+    faults = []
+    for name, error, applies, mutate in draw(st.lists(st.sampled_from(FAULTS), min_size=1, max_size=2, unique_by=id)) \
+            if draw(st.booleans()) else []:
+        if applies(case):
+            with np.errstate(all="ignore"):  # casts of NaN bit patterns
+                mutate(case, rng)
+            faults.append(Fault(name, error))
+    return door, dtype, case, faults
+
+
+def golden(case, roots):
+    """The bytes every buffer must hold after a valid call, and the duplicated slots (the
+    spec leaves open which of their tokens wins): {slot: [tokens]}."""
+    want_key, want_value = reference.reshape_and_cache(
+        case["key"], case["value"], case["key_cache"], case["value_cache"], case["slot_mapping"])
+    tokens_of = {}
+    for t, s in enumerate(case["slot_mapping"].tolist()):
+        if s >= 0:
+            tokens_of.setdefault(s, []).append(t)
+    duplicates = {s: ts for s, ts in tokens_of.items() if len(ts) > 1}
+    return expected_bytes(roots, [(case["key_cache"], want_key), (case["value_cache"], want_value)]), duplicates
+
+
+def accept_any_duplicate_winner(case, roots, expected, duplicates):
+    """Patch ``expected`` with the row the op wrote for each duplicated slot, after checking
+    that it is one of the slot's tokens."""
+    block_size = case["key_cache"].shape[1]
+    for cache, rows in (("key_cache", "key"), ("value_cache", "value")):
+        for slot, tokens in duplicates.items():
+            got = case[cache][slot // block_size, slot % block_size]
+            assert any(got.tobytes() == case[rows][t].tobytes() for t in tokens), \
+                f"{cache}: slot {slot} holds none of its tokens {tokens}"
+            index, start = locate(roots, got)
+            expected[index][start:start + got.nbytes] = got.tobytes()
+
+
+def call_for(door, dtype, case):
+    names = ("key", "value", "key_cache", "value_cache", "slot_mapping")
+    if door == "torch-cpu":
+        args = [to_torch(case[n], bfloat16=dtype == "bfloat16") for n in names]
+        return lambda: reshape_and_cache(*args)
+    backend = door.split("-")[1]
+    return lambda: reshape_and_cache(*(case[n] for n in names), backend=backend,
+                                     dtype="bfloat16" if dtype == "bfloat16" else None)
+
+
+@fuzz_settings()
+@given(drawn=cases())
+def test_fuzz_reshape_and_cache(drawn):
+    door, dtype, case, faults = drawn
+    roots = owners(*case.values())
+    check = None
+    if not faults:
+        expected, duplicates = golden(case, roots)
+
+        def check(_result):
+            accept_any_duplicate_winner(case, roots, expected, duplicates)
+            assert_bytes(roots, expected, f"{door}: ")
+
+    check_call(OP, call_for(door, dtype, case), buffers=roots, faults=faults, check=check, door=door)
