@@ -123,7 +123,7 @@ def test_figures_are_added_across_processes_and_maxima_kept(tmp_path, monkeypatc
     assert got["fuzz"]["op_a"] == {"cases": 8, "rejected": 3}
     assert got["soak"]["op_a"] == {"calls": 20, "rss_growth_bytes_max": 4096}
     (tmp_path / "sanitizer").mkdir()
-    (tmp_path / "sanitizer" / "op_a-asan.123").write_text("==1==ERROR: AddressSanitizer: heap-buffer-overflow")
+    (tmp_path / "sanitizer" / "op_a.fuzz-asan.123").write_text("==1==ERROR: AddressSanitizer: heap-buffer-overflow")
     (tmp_path / "steps.tsv").write_text("fuzz\t0\t120\nsoak\t1\t30\n")
     text = reliability.table(tmp_path)
     assert "| op_a | 8 | 3 | 1 | n/a (not in place) | 20 | 4 KiB |" in text
@@ -172,3 +172,17 @@ def test_counters_that_do_not_add_up_are_caught():
     bad = stress.CacheCounters({"tiling": dict(capacity=2, size=2, hits=5, misses=3, inserts=3, evictions=0)})
     with pytest.raises(AssertionError, match="2 entries != 3 inserts - 0 evictions"):
         bad.check_consistent()
+
+
+def test_rotation_turns_through_cases_and_wants_the_invalid_call_to_raise():
+    seen = []
+    step = soak.rotation(["a", "b"], valid=seen.append, invalid=lambda c: (_ for _ in ()).throw(IndexError()),
+                         error=IndexError, what="toy", bad_every=3)
+    for i in range(6):
+        step(i)
+    assert seen == ["a", "b", "b", "a"]  # call 2 (case "a") and call 5 were the invalid ones
+    quiet = soak.rotation(["a"], valid=seen.append, invalid=lambda c: None, error=IndexError, what="toy fault",
+                          bad_every=2)
+    quiet(0)
+    with pytest.raises(AssertionError, match="toy fault did not raise IndexError"):
+        quiet(1)

@@ -88,10 +88,10 @@ def collect(directory: Path) -> Dict[str, Dict[str, Dict[str, float]]]:
 
 
 def sanitizer_reports(directory: Path) -> Dict[str, int]:
-    """Reports per label in a directory of sanitizer logs (``<label>-asan.<pid>`` files)."""
+    """Reports per op in a directory of sanitizer logs (``<op>.<run>-asan.<pid>`` files)."""
     counts: Dict[str, int] = defaultdict(int)
     for path in Path(directory).glob("*san.*"):
-        label = path.name.rsplit("-", 1)[0]
+        label = path.name.split(".", 1)[0]
         text = path.read_text(errors="replace")
         counts[label] += max(1, text.count("ERROR: AddressSanitizer") + text.count("runtime error:"))
     return dict(counts)
