@@ -20,7 +20,6 @@ from ascend_ops.common import soak  # noqa: E402
 
 # (num_seqs, num_queries, block_size, max_blocks, index dtype)
 SHAPES = [(1, 1, 16, 4, torch.int64), (8, 6, 16, 8, torch.int32), (64, 64, 128, 3, torch.int64)]
-BAD_EVERY = 100
 
 
 class Case:
@@ -55,16 +54,12 @@ class Case:
 def make():
     cases = [Case(*shape, seed=i) for i, shape in enumerate(SHAPES)]
 
-    def step(i: int) -> None:
-        case = cases[i % len(cases)]
-        if i % BAD_EVERY == BAD_EVERY - 1:
-            try:
-                case.call(case.bad_lens)
-            except IndexError:
-                return
-            raise AssertionError("advance_step_flashattn: a seq_len past the block table did not raise")
+    def valid(case):
         case.seq_lens.copy_(case.initial_lens)
         case.call(case.seq_lens)
+
+    step = soak.rotation(cases, valid=valid, invalid=lambda c: c.call(c.bad_lens), error=IndexError,
+                         what="advance_step_flashattn: a seq_len past the block table")
 
     def check() -> None:
         for case in cases:

@@ -23,7 +23,6 @@ SHAPES = [
     (1, 4, 8, 64, (70,), 16, 16, torch.bfloat16),
     (3, 2, 2, 16, (5, 33, 64), 32, 40, torch.float32),
 ]
-BAD_EVERY = 100
 
 
 class Case:
@@ -61,15 +60,8 @@ class Case:
 def make():
     cases = [Case(*shape, seed=i) for i, shape in enumerate(SHAPES)]
 
-    def step(i: int) -> None:
-        case = cases[i % len(cases)]
-        if i % BAD_EVERY == BAD_EVERY - 1:
-            try:
-                case.call(case.bad_table)
-            except IndexError:
-                return
-            raise AssertionError("lightning_indexer: a block id past the key cache did not raise")
-        case.call(case.table)
+    step = soak.rotation(cases, valid=lambda c: c.call(c.table), invalid=lambda c: c.call(c.bad_table),
+                         error=IndexError, what="lightning_indexer: a block id past the key cache")
 
     def check() -> None:
         for case in cases:

@@ -18,7 +18,6 @@ from ascend_ops.reshape_and_cache import reference, torch_ops  # noqa: E402
 
 # (tokens, heads, head_size, num_blocks, block_size, dtype)
 SHAPES = [(1, 2, 16, 4, 16, torch.float16), (7, 4, 32, 8, 16, torch.bfloat16), (16, 1, 8, 2, 32, torch.int8)]
-BAD_EVERY = 100
 
 
 def make_case(tokens, heads, head_size, num_blocks, block_size, dtype, seed):
@@ -41,15 +40,9 @@ def as_numpy(t: torch.Tensor) -> np.ndarray:
 def make():
     cases = [make_case(*shape, seed=i) for i, shape in enumerate(SHAPES)]
 
-    def step(i: int) -> None:
-        args, bad = cases[i % len(cases)]
-        if i % BAD_EVERY == BAD_EVERY - 1:
-            try:
-                torch_ops.reshape_and_cache(*args[:4], bad)
-            except IndexError:
-                return
-            raise AssertionError("reshape_and_cache: an out-of-range slot did not raise")
-        torch_ops.reshape_and_cache(*args)
+    step = soak.rotation(cases, valid=lambda c: torch_ops.reshape_and_cache(*c[0]),
+                         invalid=lambda c: torch_ops.reshape_and_cache(*c[0][:4], c[1]), error=IndexError,
+                         what="reshape_and_cache: an out-of-range slot")
 
     def check() -> None:
         for args, _bad in cases:

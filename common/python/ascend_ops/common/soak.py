@@ -17,7 +17,7 @@ from typing import Callable, Dict, List, Optional, Sequence
 
 from . import _clib, reliability
 
-__all__ = ["RSS_LIMIT_BYTES", "SoakResult", "rss_bytes", "soak", "main"]
+__all__ = ["RSS_LIMIT_BYTES", "SoakResult", "rss_bytes", "rotation", "soak", "main"]
 
 #: Allowed growth of the resident set after the warm-up.
 RSS_LIMIT_BYTES = 1 << 20
@@ -90,6 +90,24 @@ def soak(op: str, step: Callable[[int], None], *, calls: int, warmup: int,
     return SoakResult(op=op, calls=calls, seconds=seconds, rss_after_warmup_bytes=base, rss_end_bytes=end,
                       rss_growth_max_bytes=max(peak, end) - base, checks=checks, cache_delta=delta,
                       pools=[dict(p) for p in _clib.pool_stats()])
+
+
+def rotation(cases: Sequence[object], *, valid: Callable[[object], None], invalid: Callable[[object], None],
+             error: type, what: str, bad_every: int = 100) -> Callable[[int], None]:
+    """The ``step(i)`` of a soak over ``cases`` in turn: ``valid(case)`` makes a good call, and
+    every ``bad_every``-th call ``invalid(case)`` must raise ``error`` (``what`` names the
+    fault in the AssertionError when it does not)."""
+    def step(i: int) -> None:
+        case = cases[i % len(cases)]
+        if i % bad_every != bad_every - 1:
+            valid(case)
+            return
+        try:
+            invalid(case)
+        except error:
+            return
+        raise AssertionError(f"{what} did not raise {error.__name__}")
+    return step
 
 
 def _report(r: SoakResult) -> str:
