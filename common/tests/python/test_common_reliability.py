@@ -6,6 +6,7 @@ op's name, a leaking workload, a failing thread are all caught here.
 from __future__ import annotations
 
 import json
+import mmap
 import threading
 
 import numpy as np
@@ -135,7 +136,13 @@ def test_soak_passes_a_clean_workload_and_fails_a_leaking_one():
     clean = soak.soak("toy", lambda i: None, calls=2000, warmup=100)
     assert clean.passed and clean.calls == 2000
     hoard = []
-    leaky = soak.soak("toy", lambda i: hoard.append(bytearray(1024)), calls=3000, warmup=100)
+
+    def leak(i):  # 1 MiB of fresh, touched anonymous pages every 100 calls: no allocator can reuse
+        if i % 100 == 0:
+            hoard.append(mmap.mmap(-1, 1 << 20))
+            hoard[-1].write(b"x" * (1 << 20))
+
+    leaky = soak.soak("toy", leak, calls=3000, warmup=100)
     assert not leaky.passed and leaky.rss_growth_max_bytes >= soak.RSS_LIMIT_BYTES
 
 

@@ -71,8 +71,6 @@ CASES = [
     ("block_tables-rank", setting("block_tables", lambda a: a[:, 0].copy()), VLLM, ValueError, ["block_tables"]),
     ("input_tokens-float", setting("input_tokens", lambda a: a.astype(np.float32)), VLLM, TypeError,
      ["input_tokens should have dtype int32 or int64 but has float32"]),
-    ("seq_lens-big-endian", setting("seq_lens", lambda a: a.astype(a.dtype.newbyteorder(">"))), VLLM, TypeError,
-     ["seq_lens", "byte order"]),
     ("sampled-int16", setting("sampled_token_ids", lambda a: a.astype(np.int16)), VLLM, TypeError,
      ["sampled_token_ids", "int16"]),
     ("positions-float64", setting("input_positions", lambda a: a.astype(np.float64)), VLLM, TypeError,

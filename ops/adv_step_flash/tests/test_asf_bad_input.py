@@ -51,6 +51,19 @@ def test_padding_rows_are_not_checked(backend):
     assert args["seq_lens"][7] == -3
 
 
+@pytest.mark.parametrize("backend", ["cpu", "emu"])
+def test_non_native_byte_order_is_refused(backend):
+    """NumPy only: torch and MindSpore refuse such arrays themselves."""
+    args = base()
+    args["seq_lens"] = args["seq_lens"].astype(args["seq_lens"].dtype.newbyteorder(">"))
+    before = {n: args[n].copy() for n in OUTPUTS}
+    with pytest.raises(TypeError, match="advance_step_flashattn: seq_lens should be in the machine's byte order"):
+        advance_step_flashattn(*(args[k] for k in ("num_seqs", "num_queries", "block_size")),
+                               *(args[n] for n in NAMES), backend=backend)
+    for name, old in before.items():
+        assert args[name].tobytes() == old.tobytes(), name
+
+
 def test_read_only_output_is_refused():
     args = base()
     args["slot_mapping"].setflags(write=False)
