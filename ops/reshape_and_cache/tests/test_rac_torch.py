@@ -11,14 +11,11 @@ from __future__ import annotations
 import importlib.abc
 import importlib.util
 import os
-import re
-import shutil
-import subprocess
 import sys
 import types
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, Tuple
 
 import numpy as np
 import pytest
@@ -27,6 +24,7 @@ if importlib.util.find_spec("torch") is None:
     pytest.skip("torch is not installed: the PyTorch adapter cannot be tested", allow_module_level=True)
 
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
+from ascend_ops.common import npu_compile_check  # noqa: E402
 from ascend_ops.reshape_and_cache import reference, torch_ops  # noqa: E402  (loads _torch)
 
 import torch  # noqa: E402
@@ -487,72 +485,24 @@ def test_torchair_import_failure_is_reported_not_fatal(monkeypatch):
 
 
 # --- NPU adapter: compile check against the torch_npu wheel ---------------------------------------
-FETCH = REPO / "ci" / "fetch_torch_npu_headers.py"
-NPU_BUILD = REPO / "build" / "torch_npu_compile_check"
-
-
 @pytest.fixture(scope="module")
 def torch_npu_root() -> Path:
-    if shutil.which("g++") is None:
-        pytest.skip("g++ is not installed: the NPU adapter cannot be compile-checked")
-    proc = subprocess.run([sys.executable, str(FETCH), "--with-lib"], capture_output=True, text=True)
-    if proc.returncode == 3:
-        pytest.skip(f"torch_npu wheel could not be downloaded (no network): {proc.stderr.strip()[-400:]}")
-    assert proc.returncode == 0, f"{FETCH.name} failed:\n{proc.stdout}\n{proc.stderr}"
-    return Path(proc.stdout.strip().splitlines()[-1])
+    return npu_compile_check.torch_npu_root(REPO)
 
 
 @pytest.fixture(scope="module")
 def npu_object(torch_npu_root) -> Path:
     """torch/npu.cpp compiled to an object with the flags the real build uses."""
-    from torch.utils.cpp_extension import include_paths
-
-    NPU_BUILD.mkdir(parents=True, exist_ok=True)
-    out = NPU_BUILD / "npu.o"
-    cmd = [
-        "g++", "-std=c++20", "-c", "-fPIC", "-O1", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror",
-        f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}",
-        f"-I{OP_DIR}", f"-I{REPO / 'common' / 'include'}",
-        *[f"-isystem{p}" for p in include_paths()],
-        f"-isystem{torch_npu_root / 'include'}",
-        str(OP_DIR / "torch" / "npu.cpp"), "-o", str(out),
-    ]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    assert proc.returncode == 0, f"npu.cpp does not compile against torch_npu's headers:\n{proc.stderr}"
-    return out
+    return npu_compile_check.compile_adapter(OP_DIR, REPO, torch_npu_root)
 
 
 def test_npu_adapter_compiles_against_torch_npu_headers(npu_object):
     assert npu_object.stat().st_size > 0
 
 
-def _dynamic_symbols(library: Path) -> set:
-    proc = subprocess.run(["nm", "-D", "--defined-only", str(library)], capture_output=True, text=True, check=True)
-    return {line.split()[-1].split("@")[0] for line in proc.stdout.splitlines() if line.strip()}
-
-
 def test_npu_adapter_calls_only_exported_symbols(npu_object, torch_npu_root):
     """Every symbol npu.o needs is ours (aop::) or exported by libtorch_npu, torch or the C++
     runtime: the adapter links where torch_npu is installed (EXEC_NPU_CMD would not)."""
-    if shutil.which("nm") is None:
-        pytest.skip("nm (binutils) is not installed: the symbol check cannot run")
-    torch_lib = Path(torch.__file__).parent / "lib"
-    libraries = [torch_npu_root / "lib" / "libtorch_npu.so",
-                 *(torch_lib / f"lib{n}.so" for n in ("torch", "torch_cpu", "c10"))]
-    for name in ("libstdc++.so", "libgcc_s.so.1", "libc.so.6", "libm.so.6"):
-        path = subprocess.run(["g++", f"-print-file-name={name}"], capture_output=True, text=True).stdout.strip()
-        if os.path.isabs(path):
-            libraries.append(Path(os.path.realpath(path)))
-    exported = set().union(*(_dynamic_symbols(lib) for lib in libraries))
-    mangled = subprocess.run(["nm", "-u", str(npu_object)], capture_output=True, text=True, check=True).stdout
-    demangled = subprocess.run(["nm", "-uC", str(npu_object)], capture_output=True, text=True, check=True).stdout
-    missing = []
-    for raw, pretty in zip(mangled.splitlines(), demangled.splitlines()):
-        kind, symbol = raw.split()[-2:]
-        name = pretty.split(None, 1)[1]
-        if kind != "U" or symbol in ("_GLOBAL_OFFSET_TABLE_", "__dso_handle") or name.startswith("aop::"):
-            continue
-        if symbol.split("@")[0] not in exported:
-            missing.append(name)
+    missing, needed = npu_compile_check.undefined_symbols(npu_object, torch_npu_root)
     assert not missing, f"npu.cpp needs symbols no library exports: {missing}"
-    assert any("c10_npu::getCurrentNPUStream" in line for line in demangled.splitlines())
+    assert any("c10_npu::getCurrentNPUStream" in name for name in needed)
