@@ -63,6 +63,15 @@ class TensorView {
   }
   size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(t_.dtype); }
 
+  // Bytes from the first element to one past the last one the (non-negative) strides reach:
+  // the memory a strided view spans. 0 when empty.
+  size_t span_bytes() const noexcept {
+    if (numel() == 0) return 0;
+    int64_t last = 0;
+    for (int i = 0; i < t_.ndim; ++i) last += (t_.shape[i] - 1) * t_.strides[i];
+    return static_cast<size_t>(last + 1) * dtype_size(t_.dtype);
+  }
+
   // Row-major with no gaps (sizes 0 and 1 place no constraint on their stride).
   bool is_contiguous() const noexcept { return last_dims_contiguous(t_.ndim); }
 

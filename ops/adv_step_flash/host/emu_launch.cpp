@@ -20,23 +20,6 @@ namespace py = pybind11;
 namespace aop::adv_step_flash {
 namespace {
 
-// Bytes from the first to one past the last element a strided view can touch.
-uint64_t span_bytes(const aop_tensor& t) {
-  const TensorView v(t);
-  if (v.numel() == 0) return 0;
-  int64_t last = 0;
-  for (int i = 0; i < v.ndim(); ++i) last += (v.dim(i) - 1) * v.stride(i);
-  return static_cast<uint64_t>(last + 1) * aop_dtype_size(t.dtype);
-}
-
-ascendc_cpu::Order parse_order(const std::string& order) {
-  if (order == "in_order") return ascendc_cpu::Order::kInOrder;
-  if (order == "shuffled") return ascendc_cpu::Order::kShuffled;
-  if (order == "both") return ascendc_cpu::Order::kBoth;
-  throw Error(AOP_VALUE_ERROR, "advance_step_flashattn: order should be 'in_order', 'shuffled' or 'both' but is '" +
-                                   order + "'");
-}
-
 uint8_t* bytes(const aop_tensor& t) { return static_cast<uint8_t*>(t.data); }
 
 py::dict run_emu(const Args& a, const std::string& soc, const std::string& order, uint64_t seed) {
@@ -47,21 +30,22 @@ py::dict run_emu(const Args& a, const std::string& soc, const std::string& order
 
   using ascendc_cpu::GmKind;
   ascendc_cpu::GmRegions regions{
-      {a.input_tokens.data, span_bytes(a.input_tokens), "input_tokens", GmKind::kOutput},
-      {a.sampled_token_ids.data, span_bytes(a.sampled_token_ids), "sampled_token_ids", GmKind::kInput},
-      {a.input_positions.data, span_bytes(a.input_positions), "input_positions", GmKind::kOutput},
-      {a.seq_lens.data, span_bytes(a.seq_lens), "seq_lens", GmKind::kOutput},
-      {a.slot_mapping.data, span_bytes(a.slot_mapping), "slot_mapping", GmKind::kOutput},
+      {a.input_tokens.data, TensorView(a.input_tokens).span_bytes(), "input_tokens", GmKind::kOutput},
+      {a.sampled_token_ids.data, TensorView(a.sampled_token_ids).span_bytes(), "sampled_token_ids", GmKind::kInput},
+      {a.input_positions.data, TensorView(a.input_positions).span_bytes(), "input_positions", GmKind::kOutput},
+      {a.seq_lens.data, TensorView(a.seq_lens).span_bytes(), "seq_lens", GmKind::kOutput},
+      {a.slot_mapping.data, TensorView(a.slot_mapping).span_bytes(), "slot_mapping", GmKind::kOutput},
       {&t, sizeof(t), "tiling", GmKind::kInput},
   };
-  if (span_bytes(a.block_tables) > 0) {  // an empty table has nothing to register
-    regions.push_back({a.block_tables.data, span_bytes(a.block_tables), "block_tables", GmKind::kInput});
+  const size_t table_bytes = TensorView(a.block_tables).span_bytes();
+  if (table_bytes > 0) {  // an empty table has nothing to register
+    regions.push_back({a.block_tables.data, table_bytes, "block_tables", GmKind::kInput});
   }
   ascendc_cpu::LaunchConfig config;
   config.kernel_name = "adv_step_flash_kernel";
   config.block_dim = t.block_dim;
   config.ub_bytes = platform.ub_bytes;
-  config.order = parse_order(order);
+  config.order = ascendc_cpu::python::ParseOrder(order, "advance_step_flashattn");
   config.seed = seed;
   ascendc_cpu::LaunchReport report;
   {

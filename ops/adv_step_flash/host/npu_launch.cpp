@@ -37,21 +37,13 @@ Pool& npu_pool() {
   return pool;
 }
 
-// Bytes from the first to one past the last element of a strided view.
-size_t span_bytes(const aop_tensor& t) {
-  const TensorView v(t);
-  if (v.numel() == 0) return 0;
-  int64_t last = 0;
-  for (int i = 0; i < v.ndim(); ++i) last += (v.dim(i) - 1) * v.stride(i);
-  return static_cast<size_t>(last + 1) * aop_dtype_size(t.dtype);
-}
-
 // The data check reads seq_lens, sampled_token_ids and block_tables: take host copies on
 // `stream`, so they are what the caller's earlier work produced, then check them on the host.
 void check_data_on_device(const Args& a, aclrtStream stream) {
   Args on_host = a;
-  std::vector<unsigned char> lens(span_bytes(a.seq_lens)), sampled(span_bytes(a.sampled_token_ids)),
-      tables(span_bytes(a.block_tables));
+  std::vector<unsigned char> lens(TensorView(a.seq_lens).span_bytes());
+  std::vector<unsigned char> sampled(TensorView(a.sampled_token_ids).span_bytes());
+  std::vector<unsigned char> tables(TensorView(a.block_tables).span_bytes());
   const std::pair<aop_tensor*, std::vector<unsigned char>*> copies[] = {
       {&on_host.seq_lens, &lens}, {&on_host.sampled_token_ids, &sampled}, {&on_host.block_tables, &tables}};
   for (const auto& [tensor, host] : copies) {

@@ -26,14 +26,6 @@ uint64_t bytes_of(const aop_tensor& t) {  // every tensor here is contiguous
   return static_cast<uint64_t>(TensorView(t).numel()) * aop_dtype_size(t.dtype);
 }
 
-ascendc_cpu::Order parse_order(const std::string& order) {
-  if (order == "in_order") return ascendc_cpu::Order::kInOrder;
-  if (order == "shuffled") return ascendc_cpu::Order::kShuffled;
-  if (order == "both") return ascendc_cpu::Order::kBoth;
-  throw Error(AOP_VALUE_ERROR, "lightning_indexer: order should be 'in_order', 'shuffled' or 'both' but is '" +
-                                   order + "'");
-}
-
 void* data_or_null(const std::optional<aop_tensor>& t) { return t ? t->data : nullptr; }
 
 // Writes the outputs of `a`; returns the launch report (empty when there is nothing to launch).
@@ -76,7 +68,7 @@ py::dict run_emu(Args& a, const std::string& soc, const std::string& order, uint
   config.l0a_bytes = platform.l0a_bytes;
   config.l0b_bytes = platform.l0b_bytes;
   config.l0c_bytes = platform.l0c_bytes;
-  config.order = parse_order(order);
+  config.order = ascendc_cpu::python::ParseOrder(order, "lightning_indexer");
   config.seed = seed;
   ascendc_cpu::LaunchReport report;
   {

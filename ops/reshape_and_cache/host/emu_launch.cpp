@@ -18,23 +18,6 @@ namespace py = pybind11;
 namespace aop::reshape_and_cache {
 namespace {
 
-// Bytes from the first to one past the last element a strided view can touch.
-uint64_t span_bytes(const aop_tensor& t) {
-  const TensorView v(t);
-  if (v.numel() == 0) return 0;
-  int64_t last = 0;
-  for (int i = 0; i < v.ndim(); ++i) last += (v.dim(i) - 1) * v.stride(i);
-  return static_cast<uint64_t>(last + 1) * aop_dtype_size(t.dtype);
-}
-
-ascendc_cpu::Order parse_order(const std::string& order) {
-  if (order == "in_order") return ascendc_cpu::Order::kInOrder;
-  if (order == "shuffled") return ascendc_cpu::Order::kShuffled;
-  if (order == "both") return ascendc_cpu::Order::kBoth;
-  throw Error(AOP_VALUE_ERROR, "reshape_and_cache: order should be 'in_order', 'shuffled' or 'both' but is '" +
-                                   order + "'");
-}
-
 py::dict run_emu(const Args& a, const std::string& soc, const std::string& order, uint64_t seed) {
   validate(a);
   check_slots(a);
@@ -44,18 +27,18 @@ py::dict run_emu(const Args& a, const std::string& soc, const std::string& order
 
   using ascendc_cpu::GmKind;
   const ascendc_cpu::GmRegions regions{
-      {a.key.data, span_bytes(a.key), "key", GmKind::kInput},
-      {a.value.data, span_bytes(a.value), "value", GmKind::kInput},
-      {a.key_cache.data, span_bytes(a.key_cache), "key_cache", GmKind::kOutput},
-      {a.value_cache.data, span_bytes(a.value_cache), "value_cache", GmKind::kOutput},
-      {a.slot_mapping.data, span_bytes(a.slot_mapping), "slot_mapping", GmKind::kInput},
+      {a.key.data, TensorView(a.key).span_bytes(), "key", GmKind::kInput},
+      {a.value.data, TensorView(a.value).span_bytes(), "value", GmKind::kInput},
+      {a.key_cache.data, TensorView(a.key_cache).span_bytes(), "key_cache", GmKind::kOutput},
+      {a.value_cache.data, TensorView(a.value_cache).span_bytes(), "value_cache", GmKind::kOutput},
+      {a.slot_mapping.data, TensorView(a.slot_mapping).span_bytes(), "slot_mapping", GmKind::kInput},
       {&t, sizeof(t), "tiling", GmKind::kInput},
   };
   ascendc_cpu::LaunchConfig config;
   config.kernel_name = "reshape_and_cache_kernel";
   config.block_dim = t.block_dim;
   config.ub_bytes = platform.ub_bytes;
-  config.order = parse_order(order);
+  config.order = ascendc_cpu::python::ParseOrder(order, "reshape_and_cache");
   config.seed = seed;
   ascendc_cpu::LaunchReport report;
   {

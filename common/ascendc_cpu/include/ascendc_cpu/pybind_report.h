@@ -68,11 +68,13 @@ inline py::dict ReportToDict(const LaunchReport& rep) {
   return r;
 }
 
-inline Order ParseOrder(const std::string& s) {
+// The block order of a launch from its Python name; ValueError (prefixed "<op>: ") otherwise.
+inline Order ParseOrder(const std::string& s, const std::string& op = "") {
   if (s == "in_order") return Order::kInOrder;
   if (s == "shuffled") return Order::kShuffled;
   if (s == "both") return Order::kBoth;
-  throw py::value_error("order must be 'in_order', 'shuffled' or 'both', got '" + s + "'");
+  throw py::value_error((op.empty() ? "" : op + ": ") + "order should be 'in_order', 'shuffled' or 'both' but is '" +
+                        s + "'");
 }
 
 inline void RegisterEmulatorError(py::module_& m) {
