@@ -42,7 +42,7 @@ OP = torch.ops.ascend_ops.advance_step_flashattn.default
 OP_DIR = Path(__file__).resolve().parent.parent
 REPO = OP_DIR.parent.parent
 SCHEMA = (
-    "ascend_ops::advance_step_flashattn(int num_seqs, int num_queries, int block_size, Tensor(a!) input_tokens, "
+    "ascend_ops::advance_step_flashattn(SymInt num_seqs, SymInt num_queries, int block_size, Tensor(a!) input_tokens, "
     "Tensor sampled_token_ids, Tensor(b!) input_positions, Tensor(c!) seq_lens, Tensor(d!) slot_mapping, "
     "Tensor block_tables) -> ()"
 )

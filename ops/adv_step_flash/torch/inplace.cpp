@@ -11,7 +11,7 @@
 
 namespace {
 
-void advance_step_flashattn_inplace_or_view(c10::DispatchKeySet keys, int64_t num_seqs, int64_t num_queries,
+void advance_step_flashattn_inplace_or_view(c10::DispatchKeySet keys, c10::SymInt num_seqs, c10::SymInt num_queries,
                                             int64_t block_size,
                                             at::Tensor& input_tokens,             // [num_seqs]
                                             const at::Tensor& sampled_token_ids,  // [num_queries(, 1)]
@@ -25,10 +25,10 @@ void advance_step_flashattn_inplace_or_view(c10::DispatchKeySet keys, int64_t nu
   slot_mapping.unsafeGetTensorImpl()->bump_version();
   static const auto op = c10::Dispatcher::singleton()
                              .findSchemaOrThrow("ascend_ops::advance_step_flashattn", "")
-                             .typed<void(int64_t, int64_t, int64_t, at::Tensor&, const at::Tensor&, at::Tensor&,
+                             .typed<void(c10::SymInt, c10::SymInt, int64_t, at::Tensor&, const at::Tensor&, at::Tensor&,
                                          at::Tensor&, at::Tensor&, const at::Tensor&)>();
   const at::AutoDispatchBelowADInplaceOrView below_inplace_or_view;
-  op.redispatch(keys & c10::after_ADInplaceOrView_keyset, num_seqs, num_queries, block_size, input_tokens,
+  op.redispatch(keys & c10::after_ADInplaceOrView_keyset, std::move(num_seqs), std::move(num_queries), block_size, input_tokens,
                 sampled_token_ids, input_positions, seq_lens, slot_mapping, block_tables);
 }
 

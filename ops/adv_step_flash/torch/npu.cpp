@@ -34,7 +34,7 @@ void expect_plain_format(const at::Tensor& t, const char* arg) {
   }
 }
 
-void advance_step_flashattn_npu(int64_t num_seqs, int64_t num_queries, int64_t block_size,
+void advance_step_flashattn_npu(c10::SymInt num_seqs, c10::SymInt num_queries, int64_t block_size,
                                 at::Tensor& input_tokens,             // [num_seqs] int64 / int32
                                 const at::Tensor& sampled_token_ids,  // [num_queries(, 1)]
                                 at::Tensor& input_positions,          // [num_seqs]
@@ -42,7 +42,7 @@ void advance_step_flashattn_npu(int64_t num_seqs, int64_t num_queries, int64_t b
                                 at::Tensor& slot_mapping,             // [num_seqs]
                                 const at::Tensor& block_tables) {     // [num_seqs, max_blocks_per_seq]
   const aop::adv_step_flash::Args args =
-      aop::torch_adapter::make_args(num_seqs, num_queries, block_size, input_tokens, sampled_token_ids,
+      aop::torch_adapter::make_args(num_seqs.expect_int(), num_queries.expect_int(), block_size, input_tokens, sampled_token_ids,
                                     input_positions, seq_lens, slot_mapping, block_tables);
   const std::pair<const at::Tensor*, const char*> tensors[] = {
       {&input_tokens, "input_tokens"}, {&sampled_token_ids, "sampled_token_ids"},

@@ -28,7 +28,7 @@ import threading
 from types import ModuleType
 from typing import Dict, Optional, Tuple
 
-from . import _clib
+from . import _clib, inductor_fixes
 from ._meta import dist_version, release
 from .errors import (
     AbiMismatch,
@@ -258,5 +258,9 @@ def load_native(op_package: str, piece: str = "core") -> ModuleType:
         except AbiMismatch:
             sys.modules.pop(full, None)  # a retry must fail the same way
             raise
+        if framework == "torch":
+            # Every torch adapter's in-place ops need Inductor to regenerate views with their
+            # storage offsets (see inductor_fixes); registered when Inductor is imported.
+            inductor_fixes.install()
         _loaded[full] = module
         return module

@@ -4,7 +4,7 @@ Importing this module loads the op's native ``_torch`` module through
 :func:`ascend_ops.common.loader.load_native` (which imports torch first and checks the module
 against the installed ascend-op-common). Its static initialisers register the schema::
 
-    advance_step_flashattn(int num_seqs, int num_queries, int block_size, Tensor(a!) input_tokens,
+    advance_step_flashattn(SymInt num_seqs, SymInt num_queries, int block_size, Tensor(a!) input_tokens,
                            Tensor sampled_token_ids, Tensor(b!) input_positions, Tensor(c!) seq_lens,
                            Tensor(d!) slot_mapping, Tensor block_tables) -> ()
 

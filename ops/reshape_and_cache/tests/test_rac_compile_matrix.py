@@ -1,0 +1,61 @@
+"""reshape_and_cache under torch.compile the way engines call it: the compile matrix of
+ascend_ops.common.compile_matrix (backends x shape modes x cache layouts: separate tensors,
+views of one [2, num_blocks, block_size, H, D] tensor by index / unbind / slice, taken inside or
+outside the compiled region), each step exactly equal to eager. Also: the compiled graph holds
+no copy of the cache (the fix for torch 2.13's lost writes must not cost a cache copy per call).
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+if importlib.util.find_spec("torch") is None:
+    pytest.skip("torch is not installed: the PyTorch adapter cannot be tested", allow_module_level=True)
+
+os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
+import ascend_ops.reshape_and_cache  # noqa: E402,F401  (registers the torch op: torch is imported below)
+import torch  # noqa: E402
+
+from ascend_ops.common import compile_matrix as cm  # noqa: E402
+
+H, D, NB, BS = 2, 16, 6, 4
+SLICED_SLOTS = (NB - 1) * BS  # slots valid in every layout (slice layouts drop block 0)
+
+
+def call(caches, key, value, slots):
+    torch.ops.ascend_ops.reshape_and_cache(key, value, caches[0], caches[1], slots)
+
+
+def steps(dtype=torch.float32, slot_dtype=torch.int64):
+    gen = torch.Generator().manual_seed(0)
+    out = []
+    for tokens in (3, 5):  # a second token count: dynamic graphs are reused, static recompile
+        kv = torch.randn(2, NB, BS, H, D, generator=gen).to(dtype)
+        key = torch.randn(tokens, H, D, generator=gen).to(dtype)
+        value = torch.randn(tokens, H, D, generator=gen).to(dtype)
+        slots = torch.randperm(SLICED_SLOTS, generator=gen)[:tokens].to(slot_dtype)
+        slots[-1] = -1  # a padding token
+        out.append((kv, (key, value, slots)))
+    return out
+
+
+CASES = cm.case_ids()
+
+
+@pytest.mark.parametrize("backend,mode,layout", CASES, ids=[f"{b}-{m}-{lay.name}" for b, m, lay in CASES])
+def test_compiled_write_equals_eager(backend, mode, layout):
+    cm.run_case(call, steps(), backend, mode, layout)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.int8])
+def test_dynamic_inductor_views_every_dtype(dtype):
+    cm.run_case(call, steps(dtype, torch.int32), "inductor", "dynamic", cm.LAYOUTS[2])
+
+
+@pytest.mark.parametrize("layout", [lay for lay in cm.LAYOUTS if lay.inside], ids=lambda lay: lay.name)
+def test_compiled_graph_copies_no_cache(layout):
+    kv, args = steps()[0]
+    cm.assert_no_copies(lambda kv, *a: call(cm.views(kv, layout.how), *a), kv, *args,
+                        op="reshape_and_cache")
