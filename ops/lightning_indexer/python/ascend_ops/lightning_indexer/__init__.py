@@ -5,11 +5,16 @@ For every query token, scores every visible key token and returns the indices of
 
     score[r, j] = sum_h weights[r, h] * ReLU(query[r, h, :] . key[j, :])     (float32 accumulation)
 
-PyTorch: ``torch.ops.ascend_ops.lightning_indexer`` (after importing this package with torch
-tensors once, or ``ascend_ops.lightning_indexer.torch_ops``). NumPy arrays run the C++ CPU
+PyTorch: ``torch.ops.ascend_ops.lightning_indexer``,
+registered as soon as both torch and this package are imported, in either order (this package
+never imports torch itself). NumPy arrays run the C++ CPU
 kernel directly.
 """
+from ascend_ops.common.torch_registration import register_when_torch_imported as _register_when_torch_imported
+
 from ._version import __version__
 from .api import lightning_indexer
 
 __all__ = ["__version__", "lightning_indexer"]
+
+_register_when_torch_imported(__name__)
