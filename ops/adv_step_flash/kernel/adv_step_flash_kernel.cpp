@@ -162,3 +162,18 @@ extern "C" __global__ __aicore__ void adv_step_flash_kernel(GM_ADDR input_tokens
   op.Init(input_tokens, sampled_token_ids, input_positions, seq_lens, slot_mapping, block_tables, tiling);
   op.Process();
 }
+
+// The host-side <<<>>> launch, in the kernel's translation unit as CANN's ascendc_library
+// needs it (its host stub for the kernel is generated from this file). CPU builds define
+// ASCENDC_CPU_DEBUG, as CANN's CPU-debug build does: the emulator and the real-header check
+// (ascendc-api-check) call or compile the kernel function alone.
+#ifndef ASCENDC_CPU_DEBUG
+#include "kernel/adv_step_flash_launch.h"
+
+extern "C" void adv_step_flash_launch(uint32_t block_dim, void* stream, uint8_t* input_tokens,
+                                      uint8_t* sampled_token_ids, uint8_t* input_positions, uint8_t* seq_lens,
+                                      uint8_t* slot_mapping, uint8_t* block_tables, uint8_t* tiling) {
+  adv_step_flash_kernel<<<block_dim, nullptr, stream>>>(input_tokens, sampled_token_ids, input_positions, seq_lens,
+                                                        slot_mapping, block_tables, tiling);
+}
+#endif  // ASCENDC_CPU_DEBUG

@@ -114,3 +114,18 @@ extern "C" __global__ __aicore__ void reshape_and_cache_kernel(
     RunForSlot<int32_t>(key, value, key_cache, value_cache, slot_mapping, tiling);
   }
 }
+
+// The host-side <<<>>> launch, in the kernel's translation unit as CANN's ascendc_library
+// needs it (its host stub for the kernel is generated from this file). CPU builds define
+// ASCENDC_CPU_DEBUG, as CANN's CPU-debug build does: the emulator and the real-header check
+// (ascendc-api-check) call or compile the kernel function alone.
+#ifndef ASCENDC_CPU_DEBUG
+#include "kernel/reshape_and_cache_launch.h"
+
+extern "C" void reshape_and_cache_launch(uint32_t block_dim, void* stream, uint8_t* key, uint8_t* value,
+                                         uint8_t* key_cache, uint8_t* value_cache, uint8_t* slot_mapping,
+                                         uint8_t* tiling) {
+  reshape_and_cache_kernel<<<block_dim, nullptr, stream>>>(key, value, key_cache, value_cache, slot_mapping,
+                                                           tiling);
+}
+#endif  // ASCENDC_CPU_DEBUG
