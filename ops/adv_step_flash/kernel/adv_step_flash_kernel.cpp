@@ -13,6 +13,22 @@
 
 namespace {
 
+// The tiling struct lives in GM. It is not copied out by value: the implicit copy constructor
+// takes a reference in the generic address space, which bisheng may reject for a __gm__
+// object. It is read one 32-bit word at a time through a __gm__ pointer, as the CANN
+// kernel-launch samples do, into a local copy (TilingWord may alias the struct's members).
+typedef uint32_t TilingWord __attribute__((may_alias));
+
+template <typename T>
+__aicore__ inline T LoadTiling(GM_ADDR tiling_gm) {
+  static_assert(sizeof(T) % sizeof(TilingWord) == 0, "the tiling is read in 32-bit words");
+  const __gm__ TilingWord* src = reinterpret_cast<const __gm__ TilingWord*>(tiling_gm);
+  T tiling;
+  TilingWord* dst = reinterpret_cast<TilingWord*>(&tiling);
+  for (uint32_t i = 0; i < sizeof(T) / sizeof(TilingWord); ++i) dst[i] = src[i];
+  return tiling;
+}
+
 constexpr int32_t BUFFER_NUM = 2;
 constexpr uint32_t SECTION_ELEM_BYTES = 8;  // each UB section holds chunk_seqs int64 slots
 
@@ -157,7 +173,7 @@ extern "C" __global__ __aicore__ void adv_step_flash_kernel(GM_ADDR input_tokens
                                                             GM_ADDR input_positions, GM_ADDR seq_lens,
                                                             GM_ADDR slot_mapping, GM_ADDR block_tables,
                                                             GM_ADDR tiling_gm) {
-  const AdvStepFlashTiling tiling = *reinterpret_cast<__gm__ AdvStepFlashTiling*>(tiling_gm);
+  const AdvStepFlashTiling tiling = LoadTiling<AdvStepFlashTiling>(tiling_gm);
   AdvStepFlashKernel op;
   op.Init(input_tokens, sampled_token_ids, input_positions, seq_lens, slot_mapping, block_tables, tiling);
   op.Process();

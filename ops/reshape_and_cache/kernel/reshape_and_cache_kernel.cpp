@@ -8,6 +8,22 @@
 
 namespace {
 
+// The tiling struct lives in GM. It is not copied out by value: the implicit copy constructor
+// takes a reference in the generic address space, which bisheng may reject for a __gm__
+// object. It is read one 32-bit word at a time through a __gm__ pointer, as the CANN
+// kernel-launch samples do, into a local copy (TilingWord may alias the struct's members).
+typedef uint32_t TilingWord __attribute__((may_alias));
+
+template <typename T>
+__aicore__ inline T LoadTiling(GM_ADDR tiling_gm) {
+  static_assert(sizeof(T) % sizeof(TilingWord) == 0, "the tiling is read in 32-bit words");
+  const __gm__ TilingWord* src = reinterpret_cast<const __gm__ TilingWord*>(tiling_gm);
+  T tiling;
+  TilingWord* dst = reinterpret_cast<TilingWord*>(&tiling);
+  for (uint32_t i = 0; i < sizeof(T) / sizeof(TilingWord); ++i) dst[i] = src[i];
+  return tiling;
+}
+
 constexpr int32_t BUFFER_NUM = 2;
 
 // T: an integer type of the element size (the op is a bit copy); S: the slot type.
@@ -107,7 +123,7 @@ __aicore__ inline void RunForSlot(GM_ADDR key, GM_ADDR value, GM_ADDR key_cache,
 extern "C" __global__ __aicore__ void reshape_and_cache_kernel(
     GM_ADDR key, GM_ADDR value, GM_ADDR key_cache, GM_ADDR value_cache, GM_ADDR slot_mapping,
     GM_ADDR tiling_gm) {
-  const ReshapeAndCacheTiling tiling = *reinterpret_cast<__gm__ ReshapeAndCacheTiling*>(tiling_gm);
+  const ReshapeAndCacheTiling tiling = LoadTiling<ReshapeAndCacheTiling>(tiling_gm);
   if (tiling.slot_bytes == 8) {
     RunForSlot<int64_t>(key, value, key_cache, value_cache, slot_mapping, tiling);
   } else {
