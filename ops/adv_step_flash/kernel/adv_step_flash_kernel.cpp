@@ -173,6 +173,9 @@ extern "C" __global__ __aicore__ void adv_step_flash_kernel(GM_ADDR input_tokens
                                                             GM_ADDR input_positions, GM_ADDR seq_lens,
                                                             GM_ADDR slot_mapping, GM_ADDR block_tables,
                                                             GM_ADDR tiling_gm) {
+  // Vector cores only (DataCopyPad and scalar work, no cube API): launched on block_dim AIV
+  // cores, GetBlockIdx() in [0, block_dim).
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
   const AdvStepFlashTiling tiling = LoadTiling<AdvStepFlashTiling>(tiling_gm);
   AdvStepFlashKernel op;
   op.Init(input_tokens, sampled_token_ids, input_positions, seq_lens, slot_mapping, block_tables, tiling);

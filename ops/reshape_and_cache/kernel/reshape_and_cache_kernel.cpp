@@ -123,6 +123,9 @@ __aicore__ inline void RunForSlot(GM_ADDR key, GM_ADDR value, GM_ADDR key_cache,
 extern "C" __global__ __aicore__ void reshape_and_cache_kernel(
     GM_ADDR key, GM_ADDR value, GM_ADDR key_cache, GM_ADDR value_cache, GM_ADDR slot_mapping,
     GM_ADDR tiling_gm) {
+  // Vector cores only (DataCopyPad and scalar work, no cube API): launched on block_dim AIV
+  // cores, GetBlockIdx() in [0, block_dim).
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
   const ReshapeAndCacheTiling tiling = LoadTiling<ReshapeAndCacheTiling>(tiling_gm);
   if (tiling.slot_bytes == 8) {
     RunForSlot<int64_t>(key, value, key_cache, value_cache, slot_mapping, tiling);
