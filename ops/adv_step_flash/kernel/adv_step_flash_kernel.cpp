@@ -29,7 +29,10 @@ __aicore__ inline T LoadTiling(GM_ADDR tiling_gm) {
   return tiling;
 }
 
+// Two UB buffers per queue (InitBuffer) for double buffering, and queue depth 1: there are
+// never two EnQue in a row, and depth 1 is the case the compiler optimises (TQue docs).
 constexpr int32_t BUFFER_NUM = 2;
+constexpr int32_t QUEUE_DEPTH = 1;
 constexpr uint32_t SECTION_ELEM_BYTES = 8;  // each UB section holds chunk_seqs int64 slots
 
 __aicore__ inline int64_t LoadLocal(const AscendC::LocalTensor<uint8_t>& buf, uint32_t i, int32_t bytes) {
@@ -152,8 +155,8 @@ class AdvStepFlashKernel {
   }
 
   AscendC::TPipe pipe_;
-  AscendC::TQue<AscendC::TPosition::VECIN, BUFFER_NUM> in_queue_;
-  AscendC::TQue<AscendC::TPosition::VECOUT, BUFFER_NUM> out_queue_;
+  AscendC::TQue<AscendC::TPosition::VECIN, QUEUE_DEPTH> in_queue_;
+  AscendC::TQue<AscendC::TPosition::VECOUT, QUEUE_DEPTH> out_queue_;
   AscendC::GlobalTensor<uint8_t> tokens_, sampled_, positions_, seq_lens_, slots_;
   AscendC::GlobalTensor<int32_t> tables32_;
   AscendC::GlobalTensor<int64_t> tables64_;

@@ -24,7 +24,10 @@ __aicore__ inline T LoadTiling(GM_ADDR tiling_gm) {
   return tiling;
 }
 
+// Two UB buffers per queue (InitBuffer) for double buffering, and queue depth 1: there are
+// never two EnQue in a row, and depth 1 is the case the compiler optimises (TQue docs).
 constexpr int32_t BUFFER_NUM = 2;
+constexpr int32_t QUEUE_DEPTH = 1;
 
 // T: an integer type of the element size (the op is a bit copy); S: the slot type.
 template <typename T, typename S>
@@ -87,7 +90,7 @@ class ReshapeAndCacheKernel {
 
   AscendC::TPipe pipe_;
   // A bound VECIN -> VECOUT queue: MTE2 fills a buffer, MTE3 drains it, no vector work.
-  AscendC::TQueBind<AscendC::TPosition::VECIN, AscendC::TPosition::VECOUT, BUFFER_NUM> queue_;
+  AscendC::TQueBind<AscendC::TPosition::VECIN, AscendC::TPosition::VECOUT, QUEUE_DEPTH> queue_;
   AscendC::GlobalTensor<T> key_, value_, key_cache_, value_cache_;
   AscendC::GlobalTensor<S> slots_;
   ReshapeAndCacheTiling tiling_;
