@@ -4,9 +4,12 @@
 #     VERSION <x.y.z>
 #     HOST <files>          framework-neutral C++ (validate, tiling, CPU kernel); built once
 #                           per C++ ABI that a module needs
-#     KERNEL <files>        AscendC device code: g++ against the emulator here, CANN's
-#                           ascendc_library where CANN is found
-#     KERNEL_LAUNCH <files> the <<<>>> launch wrappers, compiled by CANN only
+#     KERNEL <files>        AscendC kernels, one __global__ kernel per file, each followed by
+#                           its host-side <<<>>> wrapper under #ifndef ASCENDC_CPU_DEBUG (CANN's
+#                           ascendc_library generates the launch stub from the translation
+#                           unit that holds the kernel, so the wrapper cannot live apart):
+#                           built with g++ against the emulator (ASCENDC_CPU_DEBUG defined,
+#                           wrapper left out) and with CANN's ascendc_library where CANN is found
 #     NPU_HOST <files>      host code that calls the NPU launch (aclrt streams), CANN only
 #     CORE <files>          pybind11 module `_core`: cpu and emu backends on NumPy arrays
 #     TORCH <files>         module `_torch`: TORCH_LIBRARY_FRAGMENT(ascend_ops, m) and impls
@@ -60,6 +63,11 @@ function(ascend_ops_add_op op)
   if(NOT A_VERSION OR NOT A_HOST OR NOT A_CORE)
     message(FATAL_ERROR "ascend_ops_add_op(${op}): VERSION, HOST and CORE are required")
   endif()
+  # Still parsed so that an old call fails here instead of compiling its wrapper as a kernel.
+  if(A_KERNEL_LAUNCH)
+    message(FATAL_ERROR "ascend_ops_add_op(${op}): KERNEL_LAUNCH is gone: put the <<<>>> wrapper "
+      "at the end of the kernel source, under #ifndef ASCENDC_CPU_DEBUG (see common/cmake/AscendOpsOp.cmake)")
+  endif()
   set(_AOP_OP_VERSION ${A_VERSION})
 
   set(_torch_found FALSE)
@@ -100,8 +108,13 @@ function(ascend_ops_add_op op)
   if(_npu)
     set(ASCEND_CANN_PACKAGE_PATH ${AOP_CANN_ROOT})
     set(SOC_VERSION ${AOP_SOC_VERSION})
-    include(${_ascendc_cmake})  # defines ascendc_library()
-    ascendc_library(${op}_kernel_npu STATIC ${A_KERNEL} ${A_KERNEL_LAUNCH})
+    include(${_ascendc_cmake})  # defines ascendc_library() and ascendc_include_directories()
+    # Kernel sources with their <<<>>> wrappers: ascendc_library compiles each for the cube and
+    # the vector core, generates the host stubs and the kernel-type section from it, and
+    # compiles it once more as host code (--cce-host-only), which builds the wrapper.
+    ascendc_library(${op}_kernel_npu STATIC ${A_KERNEL})
+    # It sees only its own include list: kernels include "kernel/<op>_tiling.h" from the op root.
+    ascendc_include_directories(${op}_kernel_npu PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
     add_library(${op}_npu_host STATIC ${A_NPU_HOST})
     set_target_properties(${op}_npu_host PROPERTIES POSITION_INDEPENDENT_CODE ON)
     target_include_directories(${op}_npu_host PRIVATE ${AOP_CANN_ROOT}/include)
@@ -114,6 +127,8 @@ function(ascend_ops_add_op op)
     set_target_properties(${op}_kernel_emu PROPERTIES POSITION_INDEPENDENT_CODE ON
       CXX_VISIBILITY_PRESET hidden)
     target_compile_options(${op}_kernel_emu PRIVATE -Wall -Wextra)
+    # A CPU build, as in CANN's CPU-debug mode: leaves out the <<<>>> wrappers (CANN only).
+    target_compile_definitions(${op}_kernel_emu PRIVATE ASCENDC_CPU_DEBUG=1)
     target_include_directories(${op}_kernel_emu PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
     target_link_libraries(${op}_kernel_emu PUBLIC AscendOpsCommon::ascendc_cpu)
   endif()

@@ -9,10 +9,7 @@
 #include "ascend_ops/tensor.hpp"
 #include "ascend_ops/workspace.hpp"
 #include "host/adv_step_flash.h"
-
-extern "C" void adv_step_flash_launch(uint32_t block_dim, void* stream, uint8_t* input_tokens,
-                                      uint8_t* sampled_token_ids, uint8_t* input_positions, uint8_t* seq_lens,
-                                      uint8_t* slot_mapping, uint8_t* block_tables, uint8_t* tiling);
+#include "kernel/adv_step_flash_launch.h"
 
 namespace aop::adv_step_flash {
 namespace {

@@ -13,7 +13,26 @@
 
 namespace {
 
+// The tiling struct lives in GM. It is not copied out by value: the implicit copy constructor
+// takes a reference in the generic address space, which bisheng may reject for a __gm__
+// object. It is read one 32-bit word at a time through a __gm__ pointer, as the CANN
+// kernel-launch samples do, into a local copy (TilingWord may alias the struct's members).
+typedef uint32_t TilingWord __attribute__((may_alias));
+
+template <typename T>
+__aicore__ inline T LoadTiling(GM_ADDR tiling_gm) {
+  static_assert(sizeof(T) % sizeof(TilingWord) == 0, "the tiling is read in 32-bit words");
+  const __gm__ TilingWord* src = reinterpret_cast<const __gm__ TilingWord*>(tiling_gm);
+  T tiling;
+  TilingWord* dst = reinterpret_cast<TilingWord*>(&tiling);
+  for (uint32_t i = 0; i < sizeof(T) / sizeof(TilingWord); ++i) dst[i] = src[i];
+  return tiling;
+}
+
+// Two UB buffers per queue (InitBuffer) for double buffering, and queue depth 1: there are
+// never two EnQue in a row, and depth 1 is the case the compiler optimises (TQue docs).
 constexpr int32_t BUFFER_NUM = 2;
+constexpr int32_t QUEUE_DEPTH = 1;
 constexpr uint32_t SECTION_ELEM_BYTES = 8;  // each UB section holds chunk_seqs int64 slots
 
 __aicore__ inline int64_t LoadLocal(const AscendC::LocalTensor<uint8_t>& buf, uint32_t i, int32_t bytes) {
@@ -136,8 +155,8 @@ class AdvStepFlashKernel {
   }
 
   AscendC::TPipe pipe_;
-  AscendC::TQue<AscendC::TPosition::VECIN, BUFFER_NUM> in_queue_;
-  AscendC::TQue<AscendC::TPosition::VECOUT, BUFFER_NUM> out_queue_;
+  AscendC::TQue<AscendC::TPosition::VECIN, QUEUE_DEPTH> in_queue_;
+  AscendC::TQue<AscendC::TPosition::VECOUT, QUEUE_DEPTH> out_queue_;
   AscendC::GlobalTensor<uint8_t> tokens_, sampled_, positions_, seq_lens_, slots_;
   AscendC::GlobalTensor<int32_t> tables32_;
   AscendC::GlobalTensor<int64_t> tables64_;
@@ -157,8 +176,26 @@ extern "C" __global__ __aicore__ void adv_step_flash_kernel(GM_ADDR input_tokens
                                                             GM_ADDR input_positions, GM_ADDR seq_lens,
                                                             GM_ADDR slot_mapping, GM_ADDR block_tables,
                                                             GM_ADDR tiling_gm) {
-  const AdvStepFlashTiling tiling = *reinterpret_cast<__gm__ AdvStepFlashTiling*>(tiling_gm);
+  // Vector cores only (DataCopyPad and scalar work, no cube API): launched on block_dim AIV
+  // cores, GetBlockIdx() in [0, block_dim).
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+  const AdvStepFlashTiling tiling = LoadTiling<AdvStepFlashTiling>(tiling_gm);
   AdvStepFlashKernel op;
   op.Init(input_tokens, sampled_token_ids, input_positions, seq_lens, slot_mapping, block_tables, tiling);
   op.Process();
 }
+
+// The host-side <<<>>> launch, in the kernel's translation unit as CANN's ascendc_library
+// needs it (its host stub for the kernel is generated from this file). CPU builds define
+// ASCENDC_CPU_DEBUG, as CANN's CPU-debug build does: the emulator and the real-header check
+// (ascendc-api-check) call or compile the kernel function alone.
+#ifndef ASCENDC_CPU_DEBUG
+#include "kernel/adv_step_flash_launch.h"
+
+extern "C" void adv_step_flash_launch(uint32_t block_dim, void* stream, uint8_t* input_tokens,
+                                      uint8_t* sampled_token_ids, uint8_t* input_positions, uint8_t* seq_lens,
+                                      uint8_t* slot_mapping, uint8_t* block_tables, uint8_t* tiling) {
+  adv_step_flash_kernel<<<block_dim, nullptr, stream>>>(input_tokens, sampled_token_ids, input_positions, seq_lens,
+                                                        slot_mapping, block_tables, tiling);
+}
+#endif  // ASCENDC_CPU_DEBUG

@@ -9,11 +9,7 @@
 #include "ascend_ops/tensor.hpp"
 #include "ascend_ops/workspace.hpp"
 #include "host/lightning_indexer.h"
-
-extern "C" void lightning_indexer_launch(uint32_t block_dim, void* stream, uint8_t* query, uint8_t* key,
-                                         uint8_t* weights, uint8_t* lengths_q, uint8_t* lengths_k,
-                                         uint8_t* block_table, uint8_t* sparse_indices, uint8_t* sparse_values,
-                                         uint8_t* workspace, uint8_t* tiling);
+#include "kernel/lightning_indexer_launch.h"
 
 namespace aop::lightning_indexer {
 namespace {

@@ -439,3 +439,19 @@ extern "C" __global__ __aicore__ void lightning_indexer_kernel(GM_ADDR query, GM
     }
   }
 }
+
+// The host-side <<<>>> launch, in the kernel's translation unit as CANN's ascendc_library
+// needs it (its host stub for the kernel is generated from this file). CPU builds define
+// ASCENDC_CPU_DEBUG, as CANN's CPU-debug build does: the emulator and the real-header check
+// (ascendc-api-check) call or compile the kernel function alone.
+#ifndef ASCENDC_CPU_DEBUG
+#include "kernel/lightning_indexer_launch.h"
+
+extern "C" void lightning_indexer_launch(uint32_t block_dim, void* stream, uint8_t* query, uint8_t* key,
+                                         uint8_t* weights, uint8_t* lengths_q, uint8_t* lengths_k,
+                                         uint8_t* block_table, uint8_t* sparse_indices, uint8_t* sparse_values,
+                                         uint8_t* workspace, uint8_t* tiling) {
+  lightning_indexer_kernel<<<block_dim, nullptr, stream>>>(query, key, weights, lengths_q, lengths_k, block_table,
+                                                           sparse_indices, sparse_values, workspace, tiling);
+}
+#endif  // ASCENDC_CPU_DEBUG

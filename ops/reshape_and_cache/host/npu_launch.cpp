@@ -7,10 +7,7 @@
 #include "ascend_ops/platform.hpp"
 #include "ascend_ops/workspace.hpp"
 #include "host/reshape_and_cache.h"
-
-extern "C" void reshape_and_cache_launch(uint32_t block_dim, void* stream, uint8_t* key,
-                                         uint8_t* value, uint8_t* key_cache, uint8_t* value_cache,
-                                         uint8_t* slot_mapping, uint8_t* tiling);
+#include "kernel/reshape_and_cache_launch.h"
 
 namespace aop::reshape_and_cache {
 namespace {

@@ -8,7 +8,26 @@
 
 namespace {
 
+// The tiling struct lives in GM. It is not copied out by value: the implicit copy constructor
+// takes a reference in the generic address space, which bisheng may reject for a __gm__
+// object. It is read one 32-bit word at a time through a __gm__ pointer, as the CANN
+// kernel-launch samples do, into a local copy (TilingWord may alias the struct's members).
+typedef uint32_t TilingWord __attribute__((may_alias));
+
+template <typename T>
+__aicore__ inline T LoadTiling(GM_ADDR tiling_gm) {
+  static_assert(sizeof(T) % sizeof(TilingWord) == 0, "the tiling is read in 32-bit words");
+  const __gm__ TilingWord* src = reinterpret_cast<const __gm__ TilingWord*>(tiling_gm);
+  T tiling;
+  TilingWord* dst = reinterpret_cast<TilingWord*>(&tiling);
+  for (uint32_t i = 0; i < sizeof(T) / sizeof(TilingWord); ++i) dst[i] = src[i];
+  return tiling;
+}
+
+// Two UB buffers per queue (InitBuffer) for double buffering, and queue depth 1: there are
+// never two EnQue in a row, and depth 1 is the case the compiler optimises (TQue docs).
 constexpr int32_t BUFFER_NUM = 2;
+constexpr int32_t QUEUE_DEPTH = 1;
 
 // T: an integer type of the element size (the op is a bit copy); S: the slot type.
 template <typename T, typename S>
@@ -71,7 +90,7 @@ class ReshapeAndCacheKernel {
 
   AscendC::TPipe pipe_;
   // A bound VECIN -> VECOUT queue: MTE2 fills a buffer, MTE3 drains it, no vector work.
-  AscendC::TQueBind<AscendC::TPosition::VECIN, AscendC::TPosition::VECOUT, BUFFER_NUM> queue_;
+  AscendC::TQueBind<AscendC::TPosition::VECIN, AscendC::TPosition::VECOUT, QUEUE_DEPTH> queue_;
   AscendC::GlobalTensor<T> key_, value_, key_cache_, value_cache_;
   AscendC::GlobalTensor<S> slots_;
   ReshapeAndCacheTiling tiling_;
@@ -107,10 +126,28 @@ __aicore__ inline void RunForSlot(GM_ADDR key, GM_ADDR value, GM_ADDR key_cache,
 extern "C" __global__ __aicore__ void reshape_and_cache_kernel(
     GM_ADDR key, GM_ADDR value, GM_ADDR key_cache, GM_ADDR value_cache, GM_ADDR slot_mapping,
     GM_ADDR tiling_gm) {
-  const ReshapeAndCacheTiling tiling = *reinterpret_cast<__gm__ ReshapeAndCacheTiling*>(tiling_gm);
+  // Vector cores only (DataCopyPad and scalar work, no cube API): launched on block_dim AIV
+  // cores, GetBlockIdx() in [0, block_dim).
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+  const ReshapeAndCacheTiling tiling = LoadTiling<ReshapeAndCacheTiling>(tiling_gm);
   if (tiling.slot_bytes == 8) {
     RunForSlot<int64_t>(key, value, key_cache, value_cache, slot_mapping, tiling);
   } else {
     RunForSlot<int32_t>(key, value, key_cache, value_cache, slot_mapping, tiling);
   }
 }
+
+// The host-side <<<>>> launch, in the kernel's translation unit as CANN's ascendc_library
+// needs it (its host stub for the kernel is generated from this file). CPU builds define
+// ASCENDC_CPU_DEBUG, as CANN's CPU-debug build does: the emulator and the real-header check
+// (ascendc-api-check) call or compile the kernel function alone.
+#ifndef ASCENDC_CPU_DEBUG
+#include "kernel/reshape_and_cache_launch.h"
+
+extern "C" void reshape_and_cache_launch(uint32_t block_dim, void* stream, uint8_t* key, uint8_t* value,
+                                         uint8_t* key_cache, uint8_t* value_cache, uint8_t* slot_mapping,
+                                         uint8_t* tiling) {
+  reshape_and_cache_kernel<<<block_dim, nullptr, stream>>>(key, value, key_cache, value_cache, slot_mapping,
+                                                           tiling);
+}
+#endif  // ASCENDC_CPU_DEBUG

@@ -1,0 +1,10 @@
+// The host-side launch of the AscendC kernel: the <<<>>> wrapper defined at the end of
+// kernel/adv_step_flash_kernel.cpp (in the kernel's translation unit, where CANN's
+// ascendc_library generates the launch stub), declared once here for host/npu_launch.cpp.
+// Exists only in the CANN build: the emulator calls the kernel function directly.
+#pragma once
+#include <stdint.h>
+
+extern "C" void adv_step_flash_launch(uint32_t block_dim, void* stream, uint8_t* input_tokens,
+                                      uint8_t* sampled_token_ids, uint8_t* input_positions, uint8_t* seq_lens,
+                                      uint8_t* slot_mapping, uint8_t* block_tables, uint8_t* tiling);
