@@ -267,11 +267,11 @@ class LightningIndexerKernel {
     k_l0 = k_l0_.template DeQue<T>();
 
     LocalTensor<float> c = c_l0_.template AllocTensor<float>();
-    // m = m_pad, not m: with m = 1 (one head, one row) the cube would switch to GEMV and read
-    // L0A as ND instead of the Zz tile prepared here. The padding rows are copies of real rows;
+    // m = 1 (one head, one row) would switch the cube to GEMV, which reads L0A as ND instead of
+    // the Zz tile prepared here: pass m_pad (16) then. The padding rows are copies of real rows;
     // Fixpipe moves only the m real ones.
     AscendC::MmadParams mp;
-    mp.m = static_cast<uint16_t>(m_pad);
+    mp.m = static_cast<uint16_t>(m == 1 ? m_pad : m);
     mp.n = static_cast<uint16_t>(n);
     mp.k = static_cast<uint16_t>(d);
     AscendC::Mmad(c, q_l0, k_l0, mp);
