@@ -9,12 +9,12 @@
 //  * LoadData(dst A2/B2, src A1/B1, LoadData2DParams): repeat r copies one 512-byte fractal
 //    from fractal (startIndex + r * srcStride) to dst + r * (1 + dstGap) * 512 B; ifTranspose
 //    transposes each 16x16 fractal (16-bit types only).
-//  * Mmad(c CO1, a A2, b B2, MmadParams{m, n, k}): C (+)= A * B with A in "ZZ" (16 x C0
+//  * Mmad(c CO1, a A2, b B2, MmadParams with fields m, n, k set): C (+)= A * B with A in "ZZ" (16 x C0
 //    fractals, row-major inside and between), B in "ZN" (C0 x 16 fractals, column-major inside,
 //    row-major between), C in "NZ" (16 x 16 fractals, row-major inside, column-major between),
 //    C0 = 32 B / sizeof(input). half/bfloat16_t/float inputs accumulate in float, int8_t in
 //    int32_t. cmatrixInitVal = true starts from 0, else from C in L0C (isBias, deprecated,
-//    also accumulates).
+//    also accumulates). m = 1 is GEMV: A is read as ND (K contiguous elements).
 //  * Fixpipe<T, U, CFG_ROW_MAJOR>(dst GM, src CO1, FixpipeParamsV220): writes the mSize x nSize
 //    result row-major with dstStride elements per row; column block j of the NZ source starts
 //    at j * srcStride * 16 elements. quantPre F322F16 / F322BF16 round to nearest even; reluEn
