@@ -57,10 +57,10 @@ void QkRelu(GM_ADDR q, GM_ADDR k, GM_ADDR s, GM_ADDR tiling) {
   // already the ZN fractals of k^T, in the same order.
   LocalTensor<half> a2 = qa2.AllocTensor<half>();
   for (uint32_t i = 0; i < t.m / 16; ++i) {
-    LoadData(a2[i * t.d * 16], a1, LoadData2DParams(i, t.d / 16, t.m / 16, 0, 0, false));
+    LoadData(a2[i * t.d * 16], a1, LoadData2DParams(i, t.d / 16, t.m / 16, 0, 0, false, 0));
   }
   LocalTensor<half> b2 = kb2.AllocTensor<half>();
-  if (t.skip_b_load == 0) LoadData(b2, b1, LoadData2DParams(0, (t.n / 16) * (t.d / 16), 1, 0, 0, false));
+  if (t.skip_b_load == 0) LoadData(b2, b1, LoadData2DParams(0, (t.n / 16) * (t.d / 16), 1, 0, 0, false, 0));
   qa1.FreeTensor(a1);
   kb1.FreeTensor(b1);
   qa2.EnQue(a2);
@@ -69,7 +69,11 @@ void QkRelu(GM_ADDR q, GM_ADDR k, GM_ADDR s, GM_ADDR tiling) {
   b2 = kb2.DeQue<half>();
 
   LocalTensor<float> c = co1.AllocTensor<float>();
-  Mmad(c, a2, b2, MmadParams(t.m, t.n, t.d));
+  MmadParams mp;  // the real struct has no (m, n, k) constructor
+  mp.m = static_cast<uint16_t>(t.m);
+  mp.n = static_cast<uint16_t>(t.n);
+  mp.k = static_cast<uint16_t>(t.d);
+  Mmad(c, a2, b2, mp);
   qa2.FreeTensor(a2);
   kb2.FreeTensor(b2);
   co1.EnQue(c);
@@ -146,7 +150,7 @@ void MmadFromUb(GM_ADDR) {
   pipe.InitBuffer(cq, 1, 1024);
   LocalTensor<half> b2 = b2q.AllocTensor<half>();
   LocalTensor<float> c = cq.AllocTensor<float>();
-  Mmad(c, ub.Get<half>(), b2, MmadParams(16, 16, 16));
+  Mmad(c, ub.Get<half>(), b2, MmadParams(16, 16, 16, 0, false, true));
   b2q.FreeTensor(b2);
   cq.FreeTensor(c);
 }

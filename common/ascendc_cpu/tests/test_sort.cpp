@@ -94,7 +94,7 @@ TEST(mrgsort_merges_and_suspends) {
     CHECK_EQ(sorted[0] + sorted[1] + sorted[2] + sorted[3], 128u);
     // Two lists, the first much shorter: suspension stops when it runs out.
     const uint16_t counts2[4] = {2, 32, 0, 0};
-    MrgSortSrcList<float> two(lists, lists[64]);
+    MrgSortSrcList<float> two(lists, lists[64], lists, lists);  // the real struct has no 2-list constructor
     MrgSort<float, true>(d, two, counts2, sorted, 0b11, 1);
     CHECK_EQ(sorted[0], 2u);
     CHECK(sorted[1] < 32u);

@@ -175,7 +175,7 @@ TEST(level0_mask_repeat_and_strides) {
     CHECK_EQ(c.GetValue(10), -1.f);  // masked out: untouched
     CHECK_EQ(c.GetValue(64 + 3), 1067.f);
     // Bit mask: elements 0 and 63 of one repeat.
-    const uint64_t bits[2] = {1ull | (1ull << 63), 0};
+    uint64_t bits[2] = {1ull | (1ull << 63), 0};  // the real API takes a non-const uint64_t mask[]
     Muls(c, a, 2.f, bits, 1, UnaryRepeatParams(1, 1, 8, 8));
     CHECK_EQ(c.GetValue(0), 0.f);
     CHECK_EQ(c.GetValue(63), 126.f);

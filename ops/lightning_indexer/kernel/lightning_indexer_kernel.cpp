@@ -26,6 +26,7 @@ using namespace AscendC;  // pipe_t (PIPE_ALL, ...) is global with CANN, in Asce
 
 constexpr int32_t kFractalRows = 16;  // rows of one L1 / L0 fractal
 constexpr int32_t kSortGroup = 32;    // Sort / Extract work on groups of 32 pairs
+constexpr uint32_t kMaxExtract = 255 * kSortGroup;  // Extract: repeatTime <= 255 (A2 docs)
 constexpr int32_t kMaxMergeList = 4064;  // MrgSort takes lists of at most 4095 pairs (A2 docs)
 
 __aicore__ inline int64_t Min(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -180,7 +181,7 @@ class LightningIndexerKernel {
     for (int64_t i = 0; i < m_pad / kFractalRows; ++i) {
       AscendC::LoadData(q_l0[i * d_fractals * kFractalRows * kFractalRows], q_l1,
                         AscendC::LoadData2DParams(static_cast<uint16_t>(i), static_cast<uint8_t>(d_fractals),
-                                                  static_cast<uint16_t>(m_pad / kFractalRows), 0, 0, false));
+                                                  static_cast<uint16_t>(m_pad / kFractalRows), 0, 0, false, 0));
     }
     q_l1_.FreeTensor(q_l1);
     q_l0_.EnQue(q_l0);
@@ -260,14 +261,20 @@ class LightningIndexerKernel {
     LocalTensor<T> k_l0 = k_l0_.template AllocTensor<T>();
     AscendC::LoadData(k_l0, k_l1,
                       AscendC::LoadData2DParams(0, static_cast<uint8_t>((n_pad / kFractalRows) * (d / kFractalRows)), 1,
-                                                0, 0, false));
+                                                0, 0, false, 0));
     k_l1_.FreeTensor(k_l1);
     k_l0_.EnQue(k_l0);
     k_l0 = k_l0_.template DeQue<T>();
 
     LocalTensor<float> c = c_l0_.template AllocTensor<float>();
-    AscendC::Mmad(c, q_l0, k_l0,
-                  AscendC::MmadParams(static_cast<uint16_t>(m), static_cast<uint16_t>(n), static_cast<uint16_t>(d)));
+    // m = 1 (one head, one row) would switch the cube to GEMV, which reads L0A as ND instead of
+    // the Zz tile prepared here: pass m_pad (16) then. The padding rows are copies of real rows;
+    // Fixpipe moves only the m real ones.
+    AscendC::MmadParams mp;
+    mp.m = static_cast<uint16_t>(m == 1 ? m_pad : m);
+    mp.n = static_cast<uint16_t>(n);
+    mp.k = static_cast<uint16_t>(d);
+    AscendC::Mmad(c, q_l0, k_l0, mp);
     k_l0_.FreeTensor(k_l0);
     c_l0_.EnQue(c);
     c = c_l0_.template DeQue<float>();
@@ -350,7 +357,12 @@ class LightningIndexerKernel {
     const uint32_t kp = static_cast<uint32_t>(t_.k_pad);
     LocalTensor<float> values = merge_buf_.Get<float>();
     LocalTensor<int32_t> indices = values[kp].template ReinterpretCast<int32_t>();
-    AscendC::Extract(values, indices.ReinterpretCast<uint32_t>(), topk, static_cast<int32_t>(kp / kSortGroup));
+    // Extract takes at most 255 repeats of 32 pairs: k_pad up to 8192 needs two calls.
+    for (uint32_t at = 0; at < kp; at += kMaxExtract) {
+      const uint32_t pairs = kp - at < kMaxExtract ? kp - at : kMaxExtract;
+      AscendC::Extract(values[at], indices[at].ReinterpretCast<uint32_t>(), topk[at * 2],
+                       static_cast<int32_t>(pairs / kSortGroup));
+    }
     AscendC::PipeBarrier<PIPE_ALL>();
     const int64_t head_end = Min(RoundUp(count, 8), kp);
     for (int64_t j = count; j < head_end; ++j) indices.SetValue(static_cast<uint32_t>(j), -1);

@@ -33,6 +33,9 @@ CASES = [
      "BSND", "PA_BSND", "float16", 0, True, "in_order"),
     (Shape((2,), (16384,), 64, D, 2048, block_size=128, name="decode-S1=2-N1=64-S2=16k"),
      "BSND", "PA_BSND", "float16", 3, False, "in_order"),
+    # N1 = 1 and one query row: m = 1 would be GEMV (L0A read as ND); the kernel pads m to 16
+    (Shape((1, 1), (300, 77), 1, D, 64, block_size=16, name="decode-N1=1-m=1"),
+     "BSND", "PA_BSND", "float16", 3, False, "in_order"),
     # K = 8192: the running list merges as three MrgSort lists (<= 4095 pairs each)
     (Shape((1, 1), (9000, 5000), 8, D, 8192, block_size=128, name="decode-K=8192"),
      "BSND", "PA_BSND", "float16", 3, False, "in_order"),

@@ -3,9 +3,15 @@
 // Floating targets round exactly per mode from the source value; results beyond the target's
 // range follow IEEE directed rounding (to infinity or to the largest finite value). Integer
 // targets round per mode and saturate; NaN converts to 0.
+// Atlas A2 support (impl/basic_api/dav_c220/kernel_operator_vec_vconv_impl.h, Cast.md): only the
+// pairs of CastModes() exist (others: static_assert, as there is no intrinsic for them), and
+// each pair takes only its listed round modes (others: api-constraint at run time; e.g.
+// float -> bfloat16_t has no CAST_NONE, float -> int32_t needs an explicit rounding).
+// int32_t -> half goes through the deq-scale register (SetDeqScale), which is not modelled.
 #pragma once
 #include <type_traits>
 
+#include "ascendc_cpu/dtype_support.h"
 #include "ascendc_cpu/vec_common.h"
 
 namespace ascendc_cpu::detail {
@@ -44,6 +50,14 @@ template <class D, class S>
 void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode& mode, uint32_t count,
           ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
   using namespace ascendc_cpu::detail;
+  constexpr unsigned modes = CastModes<D, S>();
+  static_assert(modes != ~0u, "Cast: no such conversion on Atlas A2 (see CastModes in dtype_support.h)");
+  if (((modes >> static_cast<unsigned>(mode)) & 1u) == 0) {
+    Fail(ascendc_cpu::check::kApiConstraint, loc,
+         modes == 0 ? std::string("Cast: int32_t -> half scales by the SetDeqScale register, which is not modelled")
+                    : "Cast: round mode " + std::to_string(static_cast<int>(mode)) +
+                          " is not supported for this type pair on Atlas A2 (the hardware leaves dst unconverted)");
+  }
   const S* s = VecSrc(src, count, "Cast", loc);
   std::vector<D> out(count);
   for (uint32_t i = 0; i < count; ++i) out[i] = FromDouble<D>(ToDouble(s[i]), mode, loc);

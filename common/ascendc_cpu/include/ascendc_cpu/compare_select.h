@@ -7,6 +7,7 @@
 //   Select(dst, selMask, src0, scalar, SELMODE::VSEL_TENSOR_SCALAR_MODE, count)
 //                                              dst[i] = bit i of selMask ? src0[i] : src1
 #pragma once
+#include "ascendc_cpu/dtype_support.h"
 #include "ascendc_cpu/vec_common.h"
 
 namespace ascendc_cpu::detail {
@@ -37,6 +38,8 @@ template <class T, class U, class S>
 void SelectImpl(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<U>& mask, const AscendC::LocalTensor<T>& src0,
                 uint32_t count, SrcLoc loc, S src1_at) {
   const char* api = "Select";
+  RuntimeDtype(kFloatTypes<T> && kOneOf<U, uint8_t, uint16_t, uint32_t, uint64_t>, api,
+               "dst/src half/float; selMask uint8_t/uint16_t/uint32_t/uint64_t", loc);
   const uint8_t* m = ReadLocal(mask.Desc(), 0, (count + 7) / 8, 32, api, loc);
   const T* a = VecSrc(src0, count, api, loc);
   std::vector<T> out(count);
@@ -57,6 +60,10 @@ void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalT
     Fail(ascendc_cpu::check::kApiConstraint, loc,
          "Compare: count * sizeof(T) = " + std::to_string(uint64_t{count} * sizeof(T)) + " bytes must be a multiple of 256");
   }
+  // Atlas A2 (debug-run checks of the real implementation): dst uint8_t/int8_t bits; T half or
+  // float, or int32_t with CMPMODE::EQ.
+  RuntimeDtype(kOneOf<U, int8_t, uint8_t> && (kFloatTypes<T> || (std::is_same_v<T, int32_t> && mode == CMPMODE::EQ)),
+               "Compare", "dst int8_t/uint8_t; src half/float, or int32_t with CMPMODE::EQ", loc);
   const T* a = VecSrc(src0, count, "Compare", loc);
   const T* b = VecSrc(src1, count, "Compare", loc);
   using C = ComputeT<T>;
@@ -64,9 +71,10 @@ void Compare(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const LocalT
 }
 
 template <class T, class U>
-void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const typename ascendc_cpu::detail::Identity<T>::type& scalar,
-              CMPMODE mode, uint32_t count, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+void Compares(const LocalTensor<U>& dst, const LocalTensor<T>& src0, const T scalar, CMPMODE mode, uint32_t count, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
   using namespace ascendc_cpu::detail;
+  RuntimeDtype(std::is_same_v<U, uint8_t> && (kFloatTypes<T> || (std::is_same_v<T, int32_t> && mode == CMPMODE::EQ)),
+               "Compares", "dst uint8_t; src half/float, or int32_t with CMPMODE::EQ", loc);
   const T* a = VecSrc(src0, count, "Compares", loc);
   using C = ComputeT<T>;
   WriteBits(dst, count, "Compares", loc, [&](uint64_t i) { return CompareOp(static_cast<C>(a[i]), static_cast<C>(scalar), mode); });
@@ -84,8 +92,8 @@ void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const Loca
 }
 
 template <class T, class U>
-void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0,
-            const typename ascendc_cpu::detail::Identity<T>::type& scalar, SELMODE mode, uint32_t count,
+void Select(const LocalTensor<T>& dst, const LocalTensor<U>& selMask, const LocalTensor<T>& src0, T scalar,
+            SELMODE mode, uint32_t count,
             ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
   using namespace ascendc_cpu::detail;
   if (mode != SELMODE::VSEL_TENSOR_SCALAR_MODE) {

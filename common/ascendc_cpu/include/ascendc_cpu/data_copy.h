@@ -9,27 +9,42 @@
 //    to 32 bytes. Pad elements hold paddingValue if isPad, else the SetPadValue value; bytes
 //    with no documented value are filled with garbage (but count as written).
 //    leftPadding / rightPadding may each cover at most 32 bytes.
-// Local tensors must start 32-byte aligned; GM addresses need no alignment.
+//  * DataCopy (count and DataCopyParams forms) GM <-> local: the GM address must be aligned to
+//    sizeof(T) (DataCopy（GM与UB连续数据搬运）.md) -> checked, `datacopy-unaligned`.
+//  * DataCopyPad: GM needs no alignment; blockCount in [0, 4095], blockLen in [0, 2097151]
+//    bytes; blockCount or blockLen 0 moves nothing (a NOP, as on hardware).
+// Local tensors must start 32-byte aligned.
 #pragma once
 #include "ascendc_cpu/global_tensor.h"
 #include "ascendc_cpu/local_tensor.h"
 
 namespace AscendC {
 
+// The parameter structs have exactly the public shape of the CANN headers for Atlas A2
+// (kernel_struct_data_copy.h): a user-provided default constructor (so they are not aggregates:
+// `{...}` calls one of the constructors below, never member-wise initialisation), the listed
+// constructors only (no defaulted arguments), and the same fields, types and default values.
 struct DataCopyParams {
-  DataCopyParams() = default;
-  DataCopyParams(uint16_t count, uint16_t len, uint16_t src_stride, uint16_t dst_stride)
-      : blockCount(count), blockLen(len), srcStride(src_stride), dstStride(dst_stride) {}
+  DataCopyParams() {}
+  DataCopyParams(const uint16_t count, const uint16_t len, const uint16_t srcStrideIn, const uint16_t dstStrideIn)
+      : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn) {}
   uint16_t blockCount = 1;
   uint16_t blockLen = 0;
-  uint16_t srcStride = 0;
-  uint16_t dstStride = 0;
+  union {  // srcStride is the older name of srcGap
+    uint16_t srcGap = 0;
+    uint16_t srcStride;
+  };
+  union {  // dstStride is the older name of dstGap
+    uint16_t dstGap = 0;
+    uint16_t dstStride;
+  };
 };
 
 struct DataCopyExtParams {
-  DataCopyExtParams() = default;
-  DataCopyExtParams(uint16_t count, uint32_t len, uint32_t src_stride, uint32_t dst_stride, uint32_t rsv_in = 0)
-      : blockCount(count), blockLen(len), srcStride(src_stride), dstStride(dst_stride), rsv(rsv_in) {}
+  DataCopyExtParams() {}
+  DataCopyExtParams(const uint16_t count, const uint32_t len, const uint32_t srcStrideIn, const uint32_t dstStrideIn,
+                    const uint32_t rsvIn)
+      : blockCount(count), blockLen(len), srcStride(srcStrideIn), dstStride(dstStrideIn), rsv(rsvIn) {}
   uint16_t blockCount = 1;
   uint32_t blockLen = 0;
   uint32_t srcStride = 0;
@@ -39,9 +54,9 @@ struct DataCopyExtParams {
 
 template <class T>
 struct DataCopyPadExtParams {
-  DataCopyPadExtParams() = default;
-  DataCopyPadExtParams(bool is_pad, uint8_t left, uint8_t right, T value)
-      : isPad(is_pad), leftPadding(left), rightPadding(right), paddingValue(value) {}
+  DataCopyPadExtParams() {}
+  DataCopyPadExtParams(const bool isPadValue, const uint8_t leftPadValue, const uint8_t rightPadValue, T padValue)
+      : isPad(isPadValue), leftPadding(leftPadValue), rightPadding(rightPadValue), paddingValue(padValue) {}
   bool isPad = false;
   uint8_t leftPadding = 0;
   uint8_t rightPadding = 0;
@@ -49,9 +64,10 @@ struct DataCopyPadExtParams {
 };
 
 struct DataCopyPadParams {
-  DataCopyPadParams() = default;
-  DataCopyPadParams(bool is_pad, uint8_t left, uint8_t right, uint64_t value)
-      : isPad(is_pad), leftPadding(left), rightPadding(right), paddingValue(value) {}
+  DataCopyPadParams() {}
+  DataCopyPadParams(const bool isPadValue, const uint8_t leftPadValue, const uint8_t rightPadValue,
+                    const uint64_t padValue)
+      : isPad(isPadValue), leftPadding(leftPadValue), rightPadding(rightPadValue), paddingValue(padValue) {}
   bool isPad = false;
   uint8_t leftPadding = 0;
   uint8_t rightPadding = 0;
@@ -86,6 +102,22 @@ void CheckBlockCount(uint32_t count, uint64_t len, const char* api, SrcLoc loc);
 PadSpec MakePad(uint64_t left_elems, uint64_t right_elems, uint64_t len, const void* value, uint32_t elem,
                 const char* api, SrcLoc loc);
 
+// DataCopy (not Pad) moves GM in units of the element: the GM address must be sizeof(T)-aligned.
+template <class T>
+void CheckGmAligned(const T* gm, const char* api, SrcLoc loc) {
+  if (reinterpret_cast<uintptr_t>(gm) % sizeof(T) != 0) {
+    Fail(check::kDataCopyUnaligned, loc,
+         std::string(api) + ": the GM address must be aligned to sizeof(T) = " + std::to_string(sizeof(T)) +
+             " bytes (use DataCopyPad for byte-aligned GM)");
+  }
+}
+// DataCopyPad: blockCount / blockLen 0 is a NOP; the documented upper limits are checked.
+inline bool PadIsNop(uint32_t count, uint64_t len, const char* api, SrcLoc loc) {
+  if (count > 4095) Fail(check::kApiConstraint, loc, std::string(api) + ": blockCount must be in [0, 4095], got " + std::to_string(count));
+  if (len > 2097151) Fail(check::kApiConstraint, loc, std::string(api) + ": blockLen must be in [0, 2097151] bytes, got " + std::to_string(len));
+  return count == 0 || len == 0;
+}
+
 }  // namespace ascendc_cpu::detail
 
 namespace AscendC {
@@ -96,6 +128,7 @@ void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t co
               ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
   using namespace ascendc_cpu::detail;
   CheckCountBytes(count, sizeof(T), "DataCopy", loc);
+  CheckGmAligned(src.GetPhyAddr(), "DataCopy", loc);
   const uint64_t bytes = uint64_t{count} * sizeof(T);
   DmaGmToLocal(dst.Desc(), src.GetPhyAddr(), src.Bounds(), DmaShape{1, bytes, bytes, bytes}, PadSpec{0, 0, bytes}, "DataCopy", loc);
 }
@@ -104,6 +137,7 @@ void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t co
               ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
   using namespace ascendc_cpu::detail;
   CheckCountBytes(count, sizeof(T), "DataCopy", loc);
+  CheckGmAligned(dst.GetPhyAddr(), "DataCopy", loc);
   const uint64_t bytes = uint64_t{count} * sizeof(T);
   DmaLocalToGm(dst.GetPhyAddr(), dst.Bounds(), src.Desc(), DmaShape{1, bytes, bytes, bytes}, "DataCopy", loc);
 }
@@ -127,6 +161,7 @@ void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataC
   using namespace ascendc_cpu::detail;
   const DmaShape s = BlockShape(p);
   CheckBlockCount(s.count, s.len, "DataCopy", loc);
+  CheckGmAligned(src.GetPhyAddr(), "DataCopy", loc);
   DmaGmToLocal(dst.Desc(), src.GetPhyAddr(), src.Bounds(), s, PadSpec{0, 0, s.len}, "DataCopy", loc);
 }
 template <class T>
@@ -135,6 +170,7 @@ void DataCopy(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataC
   using namespace ascendc_cpu::detail;
   const DmaShape s = BlockShape(p);
   CheckBlockCount(s.count, s.len, "DataCopy", loc);
+  CheckGmAligned(dst.GetPhyAddr(), "DataCopy", loc);
   DmaLocalToGm(dst.GetPhyAddr(), dst.Bounds(), src.Desc(), s, "DataCopy", loc);
 }
 template <class T>
@@ -155,6 +191,7 @@ void PadIn(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count
            uint64_t dst_gap_blocks, bool is_pad, uint8_t left, uint8_t right, const T* value, ascendc_cpu::SrcLoc loc) {
   using namespace ascendc_cpu::detail;
   const char* api = "DataCopyPad";
+  if (PadIsNop(count, len, api, loc)) return;
   CheckBlockCount(count, len, api, loc);
   T set_value;
   const T* v = is_pad ? value : (PadValueBytes(&set_value, sizeof(T)) ? &set_value : nullptr);
@@ -166,6 +203,7 @@ template <class T>
 void PadOut(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count, uint64_t len,
             uint64_t src_gap_blocks, uint64_t dst_gap, ascendc_cpu::SrcLoc loc) {
   using namespace ascendc_cpu::detail;
+  if (PadIsNop(count, len, "DataCopyPad", loc)) return;
   CheckBlockCount(count, len, "DataCopyPad", loc);
   DmaLocalToGm(dst.GetPhyAddr(), dst.Bounds(), src.Desc(),
                DmaShape{count, len, Round32(len) + src_gap_blocks * ONE_BLK_SIZE, len + dst_gap}, "DataCopyPad", loc);

@@ -9,12 +9,12 @@
 //  * LoadData(dst A2/B2, src A1/B1, LoadData2DParams): repeat r copies one 512-byte fractal
 //    from fractal (startIndex + r * srcStride) to dst + r * (1 + dstGap) * 512 B; ifTranspose
 //    transposes each 16x16 fractal (16-bit types only).
-//  * Mmad(c CO1, a A2, b B2, MmadParams{m, n, k}): C (+)= A * B with A in "ZZ" (16 x C0
+//  * Mmad(c CO1, a A2, b B2, MmadParams with fields m, n, k set): C (+)= A * B with A in "ZZ" (16 x C0
 //    fractals, row-major inside and between), B in "ZN" (C0 x 16 fractals, column-major inside,
 //    row-major between), C in "NZ" (16 x 16 fractals, row-major inside, column-major between),
 //    C0 = 32 B / sizeof(input). half/bfloat16_t/float inputs accumulate in float, int8_t in
 //    int32_t. cmatrixInitVal = true starts from 0, else from C in L0C (isBias, deprecated,
-//    also accumulates).
+//    also accumulates). m = 1 is GEMV: A is read as ND (K contiguous elements).
 //  * Fixpipe<T, U, CFG_ROW_MAJOR>(dst GM, src CO1, FixpipeParamsV220): writes the mSize x nSize
 //    result row-major with dstStride elements per row; column block j of the NZ source starts
 //    at j * srcStride * 16 elements. quantPre F322F16 / F322BF16 round to nearest even; reluEn
@@ -31,13 +31,21 @@
 
 namespace AscendC {
 
+// The parameter structs have exactly the public shape of the CANN headers for Atlas A2
+// (kernel_struct_data_copy.h, kernel_struct_mm.h, kernel_struct_fixpipe.h): a user-provided
+// default constructor (not aggregates: `{...}` calls one of the listed constructors), the listed
+// constructors only, none with defaulted arguments, and the same fields, types and defaults.
+// In particular there is no MmadParams(m, n, k) and no 6-argument LoadData2DParams: set the
+// fields, or pass every argument of a real constructor.
 struct Nd2NzParams {
-  Nd2NzParams() = default;
-  Nd2NzParams(uint16_t nd_num, uint16_t n, uint16_t d, uint16_t src_nd_matrix_stride, uint16_t src_d,
-              uint16_t dst_nz_c0_stride, uint16_t dst_nz_n_stride, uint16_t dst_nz_matrix_stride)
-      : ndNum(nd_num), nValue(n), dValue(d), srcNdMatrixStride(src_nd_matrix_stride), srcDValue(src_d),
-        dstNzC0Stride(dst_nz_c0_stride), dstNzNStride(dst_nz_n_stride), dstNzMatrixStride(dst_nz_matrix_stride) {}
-  uint16_t ndNum = 1;
+  Nd2NzParams() {}
+  Nd2NzParams(const uint16_t ndNumIn, const uint16_t nValueIn, const uint16_t dValueIn,
+              const uint16_t srcNdMatrixStrideIn, const uint16_t srcDValueIn, const uint16_t dstNzC0StrideIn,
+              const uint16_t dstNzNStrideIn, const uint16_t dstNzMatrixStrideIn)
+      : ndNum(ndNumIn), nValue(nValueIn), dValue(dValueIn), srcNdMatrixStride(srcNdMatrixStrideIn),
+        srcDValue(srcDValueIn), dstNzC0Stride(dstNzC0StrideIn), dstNzNStride(dstNzNStrideIn),
+        dstNzMatrixStride(dstNzMatrixStrideIn) {}
+  uint16_t ndNum = 0;
   uint16_t nValue = 0;
   uint16_t dValue = 0;
   uint16_t srcNdMatrixStride = 0;
@@ -48,26 +56,31 @@ struct Nd2NzParams {
 };
 
 struct LoadData2DParams {
-  LoadData2DParams() = default;
-  LoadData2DParams(uint16_t start, uint8_t repeat, uint16_t src_stride, uint8_t sid_in, uint16_t dst_gap,
-                   bool transpose, uint8_t addr_mode = 0)
-      : startIndex(start), repeatTimes(repeat), srcStride(src_stride), sid(sid_in), dstGap(dst_gap),
-        ifTranspose(transpose), addrMode(addr_mode) {}
+  LoadData2DParams() {}
+  LoadData2DParams(const uint16_t startIndexIn, const uint8_t repeatTimesIn, const uint16_t srcStrideIn,
+                   const uint8_t sidIn, const uint16_t dstGapIn, const bool ifTransposeIn, const uint8_t addrModeIn)
+      : startIndex(startIndexIn), dstGap(dstGapIn), srcStride(srcStrideIn), ifTranspose(ifTransposeIn),
+        repeatTimes(repeatTimesIn), sid(sidIn), addrMode(addrModeIn) {}
   uint16_t startIndex = 0;
-  uint8_t repeatTimes = 0;
-  uint16_t srcStride = 0;
-  uint8_t sid = 0;
   uint16_t dstGap = 0;
-  bool ifTranspose = false;
+  uint16_t srcStride = 0;
+  bool ifTranspose = 0;
+  uint8_t repeatTimes = 0;
+  uint8_t sid = 0;
   uint8_t addrMode = 0;
 };
+using LoadData2dParams = LoadData2DParams;
 
 struct MmadParams {
-  MmadParams() = default;
-  MmadParams(uint16_t m_in, uint16_t n_in, uint16_t k_in, bool is_bias = false, int32_t fm_offset = 0,
-             bool en_ssparse = false, bool en_winograd_a = false, bool en_winograd_b = false)
-      : m(m_in), n(n_in), k(k_in), isBias(is_bias), fmOffset(fm_offset), enSsparse(en_ssparse),
-        enWinogradA(en_winograd_a), enWinogradB(en_winograd_b) {}
+  MmadParams() {}
+  MmadParams(const uint16_t mIn, const uint16_t nIn, const uint16_t kIn, const bool isBiasIn, const int32_t fmOffsetIn,
+             const bool enSsparseIn, const bool enWinogradAIn, const bool enWinogradBIn)
+      : m(mIn), n(nIn), k(kIn), isBias(isBiasIn), fmOffset(fmOffsetIn), enSsparse(enSsparseIn),
+        enWinogradA(enWinogradAIn), enWinogradB(enWinogradBIn) {}
+  MmadParams(const uint16_t mIn, const uint16_t nIn, const uint16_t kIn, const uint8_t unitFlagIn,
+             const bool cmatrixSourceIn, const bool cmatrixInitValIn)
+      : m(mIn), n(nIn), k(kIn), unitFlag(unitFlagIn), cmatrixSource(cmatrixSourceIn),
+        cmatrixInitVal(cmatrixInitValIn) {}
   uint16_t m = 0;
   uint16_t n = 0;
   uint16_t k = 0;
@@ -77,8 +90,9 @@ struct MmadParams {
   bool enWinogradA = false;
   bool enWinogradB = false;
   uint8_t unitFlag = 0;
-  bool cmatrixInitVal = true;
+  bool kDirectionAlign = false;
   bool cmatrixSource = false;
+  bool cmatrixInitVal = true;
 };
 
 enum QuantMode_t { NoQuant, F322F16, F322BF16 };
@@ -86,17 +100,39 @@ enum QuantMode_t { NoQuant, F322F16, F322BF16 };
 enum class CO2Layout : uint8_t { NZ = 0, ROW_MAJOR, COLUMN_MAJOR };
 struct FixpipeConfig {
   CO2Layout format;
+  constexpr FixpipeConfig(CO2Layout format_) : format(format_) {}
+  constexpr FixpipeConfig(CO2Layout format_, bool) : format(format_) {}        // isToUB: not on A2
+  constexpr FixpipeConfig(CO2Layout format_, bool, bool) : format(format_) {}  // enableFixVal: not on A2
 };
 inline constexpr FixpipeConfig CFG_NZ = {CO2Layout::NZ};
 inline constexpr FixpipeConfig CFG_ROW_MAJOR = {CO2Layout::ROW_MAJOR};
+inline constexpr FixpipeConfig CFG_COLUMN_MAJOR = {CO2Layout::COLUMN_MAJOR};
 
 struct FixpipeParamsV220 {
+  FixpipeParamsV220() {}
+  FixpipeParamsV220(const uint16_t nSizeIn, const uint16_t mSizeIn, const uint16_t srcStrideIn,
+                    const uint32_t dstStrideIn, const bool reluEnIn)
+      : nSize(nSizeIn), mSize(mSizeIn), srcStride(srcStrideIn), dstStride(dstStrideIn), reluEn(reluEnIn) {}
+  FixpipeParamsV220(const uint16_t nSizeIn, const uint16_t mSizeIn, const uint16_t srcStrideIn,
+                    const uint32_t dstStrideIn, const bool reluEnIn, const QuantMode_t quantPreIn,
+                    const int64_t deqScalarIn, const uint16_t ndNumIn, const uint16_t srcNdStrideIn,
+                    const uint16_t dstNdStrideIn, const uint8_t unitFlagIn)
+      : nSize(nSizeIn), mSize(mSizeIn), srcStride(srcStrideIn), dstStride(dstStrideIn), quantPre(quantPreIn),
+        deqScalar(deqScalarIn), ndNum(ndNumIn), srcNdStride(srcNdStrideIn), dstNdStride(dstNdStrideIn),
+        reluEn(reluEnIn), unitFlag(unitFlagIn) {}
+  FixpipeParamsV220(const uint16_t nSizeIn, const uint16_t mSizeIn, const uint16_t srcStrideIn,
+                    const uint32_t dstStrideIn, const bool reluEnIn, const QuantMode_t quantPreIn,
+                    const int64_t deqScalarIn, const uint16_t ndNumIn, const uint16_t srcNdStrideIn,
+                    const uint16_t dstNdStrideIn, const uint8_t unitFlagIn, const bool isChannelSplitIn)
+      : nSize(nSizeIn), mSize(mSizeIn), srcStride(srcStrideIn), dstStride(dstStrideIn), quantPre(quantPreIn),
+        deqScalar(deqScalarIn), ndNum(ndNumIn), srcNdStride(srcNdStrideIn), dstNdStride(dstNdStrideIn),
+        reluEn(reluEnIn), unitFlag(unitFlagIn), isChannelSplit(isChannelSplitIn) {}
   uint16_t nSize = 0;
   uint16_t mSize = 0;
   uint16_t srcStride = 0;
   uint32_t dstStride = 0;
-  QuantMode_t quantPre = NoQuant;
-  uint64_t deqScalar = 0;
+  QuantMode_t quantPre = QuantMode_t::NoQuant;
+  uint64_t deqScalar;  // no default member value in the real struct either
   uint16_t ndNum = 1;
   uint16_t srcNdStride = 0;
   uint16_t dstNdStride = 0;
@@ -194,9 +230,24 @@ void Mmad(const LocalTensor<Out>& c, const LocalTensor<In>& a, const LocalTensor
   CheckPosition(a.Desc(), TPosition::A2, "fm", api, loc);
   CheckPosition(b.Desc(), TPosition::B2, "filter", api, loc);
   CheckPosition(c.Desc(), TPosition::CO1, "dst", api, loc);
+  if (a.Desc().offset % 512 != 0 || b.Desc().offset % 512 != 0) {
+    Fail(ascendc_cpu::check::kApiConstraint, loc, "Mmad: fm (L0A) and filter (L0B) must start 512-byte aligned");
+  }
   const uint32_t m = p.m, n = p.n, k = p.k, c0 = C0<In>();
+  if (m > 4095 || n > 4095 || k > 4095) {
+    Fail(ascendc_cpu::check::kApiConstraint, loc,
+         "Mmad: m, n and k must be in [0, 4095], got m=" + std::to_string(m) + " n=" + std::to_string(n) +
+             " k=" + std::to_string(k));
+  }
+  if (m == 0 || n == 0 || k == 0) return;  // documented: the instruction is a NOP
   const uint32_t kf = CeilDiv(k, c0), nf = CeilDiv(n, 16), mf = CeilDiv(m, 16);
-  auto a_off = [&](uint32_t r, uint32_t kk) { return ((r / 16) * kf + kk / c0) * 16 * c0 + (r % 16) * c0 + kk % c0; };
+  // m == 1 is GEMV on Atlas A2 (Mmad.md constraints, GEMV.md): L0A is read as ND, the K
+  // elements of the row contiguous from the start of fm (not as Zz fractals); C keeps the
+  // layout of one 16-row block (valid data in row 0 of each 16x16 fractal).
+  const bool gemv = m == 1;
+  auto a_off = [&](uint32_t r, uint32_t kk) {
+    return gemv ? kk : ((r / 16) * kf + kk / c0) * 16 * c0 + (r % 16) * c0 + kk % c0;
+  };
   auto b_off = [&](uint32_t kk, uint32_t nn) { return ((kk / c0) * nf + nn / 16) * 16 * c0 + (nn % 16) * c0 + kk % c0; };
   auto c_off = [&](uint32_t r, uint32_t nn) { return ((nn / 16) * mf + r / 16) * 256 + (r % 16) * 16 + nn % 16; };
   std::vector<AccT> av(uint64_t{m} * k), bv(uint64_t{k} * n);

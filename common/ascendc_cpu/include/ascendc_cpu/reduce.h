@@ -12,6 +12,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "ascendc_cpu/dtype_support.h"
 #include "ascendc_cpu/vec_common.h"
 
 namespace ascendc_cpu::detail {
@@ -19,6 +20,7 @@ namespace ascendc_cpu::detail {
 template <class T, class Better>
 void ReduceBest(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<T>& src, const AscendC::LocalTensor<T>& work,
                 int32_t count, bool cal_index, const char* api, SrcLoc loc, Better better) {
+  RuntimeDtype(kFloatTypes<T>, api, "half/float", loc);  // debug-run check of the A2 implementation
   const uint64_t n = CheckedCount(count, 1, api, loc);
   if (n == 0) Fail(check::kApiConstraint, loc, std::string(api) + " of 0 elements");
   WriteLocal(work.Desc(), 0, 0, 32, api, loc);
@@ -46,6 +48,7 @@ template <class T>
 void ReduceSum(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LocalTensor<T>& work, int32_t count,
                ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
   using namespace ascendc_cpu::detail;
+  RuntimeDtype(kFloatTypes<T>, "ReduceSum", "half/float", loc);  // debug-run check of the A2 implementation
   const uint64_t n = CheckedCount(count, 1, "ReduceSum", loc);
   WriteLocal(work.Desc(), 0, 0, 32, "ReduceSum", loc);
   const T* s = VecSrc(src, n, "ReduceSum", loc);

@@ -19,12 +19,14 @@
 
 namespace AscendC {
 
+// Exactly the public shape (kernel_struct_proposal.h): the default constructor and the
+// 4-list constructor only (pass the unused lists too, e.g. the first one again).
 template <class T>
 struct MrgSortSrcList {
-  MrgSortSrcList() = default;
-  MrgSortSrcList(const LocalTensor<T>& s1, const LocalTensor<T>& s2, const LocalTensor<T>& s3 = LocalTensor<T>(),
-                 const LocalTensor<T>& s4 = LocalTensor<T>())
-      : src1(s1), src2(s2), src3(s3), src4(s4) {}
+  MrgSortSrcList() {}
+  MrgSortSrcList(const LocalTensor<T>& src1In, const LocalTensor<T>& src2In, const LocalTensor<T>& src3In,
+                 const LocalTensor<T>& src4In)
+      : src1(src1In), src2(src2In), src3(src3In), src4(src4In) {}
   LocalTensor<T> src1;
   LocalTensor<T> src2;
   LocalTensor<T> src3;
@@ -45,6 +47,16 @@ constexpr uint32_t GetSortOffset(uint32_t count) {
 namespace ascendc_cpu::detail {
 
 constexpr uint32_t kSortStruct = 8;
+
+// Sort32 / Sort / Extract take `const int32_t repeatTime` with the documented range [0, 255]
+// (Sort32.md, Sort.md, Extract.md); the device build compiles the range check out and the value
+// reaches an 8-bit repeat field, so a larger one is an error here.
+inline uint64_t SortRepeat(int32_t repeat, const char* api, SrcLoc loc) {
+  if (repeat < 0 || repeat > 255) {
+    Fail(check::kApiConstraint, loc, std::string(api) + ": repeatTime must be in [0, 255], got " + std::to_string(repeat));
+  }
+  return static_cast<uint64_t>(repeat) * 32;
+}
 
 struct Scored {
   float score;
@@ -90,7 +102,7 @@ namespace AscendC {
 template <class T>
 void Sort32(const LocalTensor<T>& dst, const LocalTensor<T>& src0, const LocalTensor<uint32_t>& src1, int32_t repeatTime,
             ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
-  const uint64_t n = ascendc_cpu::detail::CheckedCount(repeatTime, 32, "Sort32", loc);
+  const uint64_t n = ascendc_cpu::detail::SortRepeat(repeatTime, "Sort32", loc);
   ascendc_cpu::detail::SortRuns(dst, src0, src1, 32, static_cast<uint32_t>(n), "Sort32", loc);
 }
 
@@ -98,7 +110,7 @@ template <class T, bool isFullSort>
 void Sort(const LocalTensor<T>& dst, const LocalTensor<T>& concat, const LocalTensor<uint32_t>& index,
           LocalTensor<T>& tmp, int32_t repeatTime, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
   using namespace ascendc_cpu::detail;
-  const uint64_t n = CheckedCount(repeatTime, 32, "Sort", loc);
+  const uint64_t n = SortRepeat(repeatTime, "Sort", loc);
   WriteLocal(tmp.Desc(), 0, 0, 32, "Sort", loc);
   SortRuns(dst, concat, index, isFullSort ? static_cast<uint32_t>(n) : 32u, static_cast<uint32_t>(n), "Sort", loc);
 }
@@ -107,7 +119,7 @@ template <class T>
 void Extract(const LocalTensor<T>& dstValue, const LocalTensor<uint32_t>& dstIndex, const LocalTensor<T>& sorted,
              int32_t repeatTime, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
   using namespace ascendc_cpu::detail;
-  const uint64_t n = CheckedCount(repeatTime, 32, "Extract", loc);
+  const uint64_t n = SortRepeat(repeatTime, "Extract", loc);
   const uint8_t* s = ReadLocal(sorted.Desc(), 0, static_cast<int64_t>(n * kSortStruct), 32, "Extract", loc);
   std::vector<Scored> v(n);
   for (uint64_t i = 0; i < n; ++i) v[i] = LoadStruct<T>(s + i * kSortStruct);
@@ -132,6 +144,13 @@ void MrgSort(const LocalTensor<T>& dst, const MrgSortSrcList<T>& sortList, const
   if (validBit == 0b1111) lists = 4;
   if (lists == 0) Fail(ascendc_cpu::check::kApiConstraint, loc, "MrgSort: validBit must be 0b11, 0b111 or 0b1111, got " + std::to_string(validBit));
   if (repeatTime < 1 || repeatTime > 255) Fail(ascendc_cpu::check::kApiConstraint, loc, "MrgSort: repeatTime must be in [1, 255]");
+  for (uint32_t l = 0; l < lists; ++l) {  // MrgSort-93.md: each list length in [0, 4095]
+    if (elementCountList[l] > 4095) {
+      Fail(ascendc_cpu::check::kApiConstraint, loc,
+           "MrgSort: elementCountList[" + std::to_string(l) + "] = " + std::to_string(elementCountList[l]) +
+               " is past the limit of 4095 structures per list");
+    }
+  }
   const LocalTensor<T>* src[4] = {&sortList.src1, &sortList.src2, &sortList.src3, &sortList.src4};
   if (repeatTime > 1) {
     bool ok = lists == 4 && !isExhaustedSuspension;

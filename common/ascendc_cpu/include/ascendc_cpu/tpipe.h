@@ -47,7 +47,7 @@ class TQueBind {
   int32_t id_ = -1;
 };
 
-template <TPosition pos, int32_t depth = 1>
+template <TPosition pos, int32_t depth>  // no default depth, as in the real template
 class TQue : public TQueBind<pos, pos, depth> {};
 
 template <TPosition pos = TPosition::VECCALC>

@@ -15,28 +15,45 @@
 
 namespace AscendC {
 
+// Exactly the public shape of the CANN structs (kernel_struct_binary.h / kernel_struct_unary.h):
+// user-provided default constructor, these constructors only, these fields and defaults.
+// blockNumber, repeatStrideMode, strideSizeMode and halfBlock exist for source compatibility;
+// the emulator models the default values only.
 struct BinaryRepeatParams {
-  BinaryRepeatParams() = default;
-  BinaryRepeatParams(uint8_t dst_blk, uint8_t src0_blk, uint8_t src1_blk, uint8_t dst_rep, uint8_t src0_rep,
-                     uint8_t src1_rep)
-      : dstBlkStride(dst_blk), src0BlkStride(src0_blk), src1BlkStride(src1_blk), dstRepStride(dst_rep),
-        src0RepStride(src0_rep), src1RepStride(src1_rep) {}
+  BinaryRepeatParams() {}
+  BinaryRepeatParams(const uint8_t dstBlkStrideIn, const uint8_t src0BlkStrideIn, const uint8_t src1BlkStrideIn,
+                     const uint8_t dstRepStrideIn, const uint8_t src0RepStrideIn, const uint8_t src1RepStrideIn)
+      : dstBlkStride(dstBlkStrideIn), src0BlkStride(src0BlkStrideIn), src1BlkStride(src1BlkStrideIn),
+        dstRepStride(dstRepStrideIn), src0RepStride(src0RepStrideIn), src1RepStride(src1RepStrideIn) {}
+  uint32_t blockNumber = 8;
   uint8_t dstBlkStride = 1;
   uint8_t src0BlkStride = 1;
   uint8_t src1BlkStride = 1;
   uint8_t dstRepStride = 8;
   uint8_t src0RepStride = 8;
   uint8_t src1RepStride = 8;
+  bool repeatStrideMode = false;
+  bool strideSizeMode = false;
 };
 
 struct UnaryRepeatParams {
-  UnaryRepeatParams() = default;
-  UnaryRepeatParams(uint16_t dst_blk, uint16_t src_blk, uint8_t dst_rep, uint8_t src_rep)
-      : dstBlkStride(dst_blk), srcBlkStride(src_blk), dstRepStride(dst_rep), srcRepStride(src_rep) {}
+  UnaryRepeatParams() {}
+  UnaryRepeatParams(const uint16_t dstBlkStrideIn, const uint16_t srcBlkStrideIn, const uint8_t dstRepStrideIn,
+                    const uint8_t srcRepStrideIn)
+      : dstBlkStride(dstBlkStrideIn), srcBlkStride(srcBlkStrideIn), dstRepStride(dstRepStrideIn),
+        srcRepStride(srcRepStrideIn) {}
+  UnaryRepeatParams(const uint16_t dstBlkStrideIn, const uint16_t srcBlkStrideIn, const uint8_t dstRepStrideIn,
+                    const uint8_t srcRepStrideIn, const bool halfBlockIn)
+      : dstBlkStride(dstBlkStrideIn), srcBlkStride(srcBlkStrideIn), dstRepStride(dstRepStrideIn),
+        srcRepStride(srcRepStrideIn), halfBlock(halfBlockIn) {}
+  uint32_t blockNumber = 8;
   uint16_t dstBlkStride = 1;
   uint16_t srcBlkStride = 1;
   uint8_t dstRepStride = 8;
   uint8_t srcRepStride = 8;
+  bool repeatStrideMode = false;
+  bool strideSizeMode = false;
+  bool halfBlock = false;
 };
 
 }  // namespace AscendC

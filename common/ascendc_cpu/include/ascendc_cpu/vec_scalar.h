@@ -2,7 +2,13 @@
 // Mins, LeakyRelu) and Duplicate (dst[i] = scalar). The scalar is converted to the tensor type.
 // Each also has the level-0 mask / repeatTime forms (vec_repeat.h); Duplicate's level-0 form
 // takes (mask, repeatTime, dstBlockStride, dstRepeatStride).
+// The scalar is `const T& scalarValue` with T deduced from the tensors AND the scalar, as in the
+// real API (kernel_operator_vec_binary_scalar_intf.h, kernel_operator_vec_duplicate_intf.h):
+// Duplicate(int32Tensor, -1.0f, n) or Muls(halfTensor, halfTensor, 2.0f, n) do not compile.
+// (The real API's second overload, `const U&` with PrimT<T> == U, accepts the same calls here,
+// where PrimT<T> is T, so it is not repeated.)
 #pragma once
+#include "ascendc_cpu/dtype_support.h"
 #include "ascendc_cpu/vec_common.h"
 #include "ascendc_cpu/vec_repeat.h"
 
@@ -29,56 +35,58 @@ void ScalarRepeat(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor
 
 }  // namespace ascendc_cpu::detail
 
-#define ASCENDC_CPU_SCALAR(NAME, EXPR)                                                                          \
+#define ASCENDC_CPU_SCALAR(NAME, EXPR, OK)                                                                      \
   namespace AscendC {                                                                                           \
-  template <class T>                                                                                            \
-  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src,                                               \
-            const typename ascendc_cpu::detail::Identity<T>::type& scalar, int32_t count,                      \
+  template <class T, bool isSetMask = true>                                                                     \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, int32_t count,          \
             ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {                                            \
-    ascendc_cpu::detail::Scalar(dst, src, scalar, count, #NAME, loc, [](auto a, auto b) { return EXPR; });      \
+    static_assert(ascendc_cpu::detail::OK<T>, #NAME ": dtype not supported on Atlas A2");                      \
+    ascendc_cpu::detail::Scalar(dst, src, scalarValue, count, #NAME, loc, [](auto a, auto b) { return EXPR; }); \
   }                                                                                                             \
   template <class T, bool isSetMask = true>                                                                     \
-  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src,                                               \
-            const typename ascendc_cpu::detail::Identity<T>::type& scalar, uint64_t mask, uint8_t repeatTime,   \
-            const UnaryRepeatParams& p, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {                \
-    ascendc_cpu::detail::ScalarRepeat<T, isSetMask>(dst, src, scalar,                                           \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, uint64_t mask,          \
+            uint8_t repeatTime, const UnaryRepeatParams& p, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) { \
+    static_assert(ascendc_cpu::detail::OK<T>, #NAME ": dtype not supported on Atlas A2");                      \
+    ascendc_cpu::detail::ScalarRepeat<T, isSetMask>(dst, src, scalarValue,                                      \
         ascendc_cpu::detail::ContinuousMask<T>(mask, #NAME, loc), repeatTime, p, #NAME, loc,                    \
         [](auto a, auto b) { return EXPR; });                                                                   \
   }                                                                                                             \
   template <class T, bool isSetMask = true>                                                                     \
-  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src,                                               \
-            const typename ascendc_cpu::detail::Identity<T>::type& scalar, const uint64_t mask[],               \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const T& scalarValue, uint64_t mask[],        \
             uint8_t repeatTime, const UnaryRepeatParams& p, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) { \
-    ascendc_cpu::detail::ScalarRepeat<T, isSetMask>(dst, src, scalar, ascendc_cpu::detail::BitMask<T>(mask, #NAME, loc), \
-        repeatTime, p, #NAME, loc, [](auto a, auto b) { return EXPR; });                                        \
+    static_assert(ascendc_cpu::detail::OK<T>, #NAME ": dtype not supported on Atlas A2");                      \
+    ascendc_cpu::detail::ScalarRepeat<T, isSetMask>(dst, src, scalarValue,                                      \
+        ascendc_cpu::detail::BitMask<T>(mask, #NAME, loc), repeatTime, p, #NAME, loc,                           \
+        [](auto a, auto b) { return EXPR; });                                                                   \
   }                                                                                                             \
   }
 
-ASCENDC_CPU_SCALAR(Adds, a + b)
-ASCENDC_CPU_SCALAR(Muls, a * b)
-ASCENDC_CPU_SCALAR(Maxs, a > b ? a : b)
-ASCENDC_CPU_SCALAR(Mins, a < b ? a : b)
-ASCENDC_CPU_SCALAR(LeakyRelu, a >= decltype(a)(0) ? a : a * b)
+ASCENDC_CPU_SCALAR(Adds, a + b, kArithTypes)
+ASCENDC_CPU_SCALAR(Muls, a * b, kArithTypes)
+ASCENDC_CPU_SCALAR(Maxs, a > b ? a : b, kArithTypes)
+ASCENDC_CPU_SCALAR(Mins, a < b ? a : b, kArithTypes)
+ASCENDC_CPU_SCALAR(LeakyRelu, a >= decltype(a)(0) ? a : a * b, kFloatTypes)
 
 #undef ASCENDC_CPU_SCALAR
 
 namespace AscendC {
 
 template <class T>
-void Duplicate(const LocalTensor<T>& dst, const typename ascendc_cpu::detail::Identity<T>::type& scalar, int32_t count,
+void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, int32_t count,
                ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+  static_assert(ascendc_cpu::detail::kDuplicateTypes<T>, "Duplicate: dtype not supported on Atlas A2");
   const uint64_t n = ascendc_cpu::detail::CheckedCount(count, 1, "Duplicate", loc);
-  ascendc_cpu::detail::Elementwise(dst, n, "Duplicate", loc, [&](uint64_t) { return scalar; });
+  ascendc_cpu::detail::Elementwise(dst, n, "Duplicate", loc, [&](uint64_t) { return scalarValue; });
 }
 
 template <class T, bool isSetMask = true>
-void Duplicate(const LocalTensor<T>& dst, const typename ascendc_cpu::detail::Identity<T>::type& scalar, uint64_t mask,
-               uint8_t repeatTime, uint16_t dstBlockStride, uint8_t dstRepeatStride,
-               ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+void Duplicate(const LocalTensor<T>& dst, const T& scalarValue, uint64_t mask, uint8_t repeatTime,
+               uint16_t dstBlockStride, uint8_t dstRepeatStride, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
   static_assert(isSetMask, "only isSetMask = true is modelled");
+  static_assert(ascendc_cpu::detail::kDuplicateTypes<T>, "Duplicate: dtype not supported on Atlas A2");
   using namespace ascendc_cpu::detail;
   RepeatApply<T, 0>({&dst.Desc(), dstBlockStride, dstRepeatStride}, {}, ContinuousMask<T>(mask, "Duplicate", loc), repeatTime,
-                    "Duplicate", loc, [&](const auto&) { return static_cast<ComputeT<T>>(scalar); });
+                    "Duplicate", loc, [&](const auto&) { return static_cast<ComputeT<T>>(scalarValue); });
 }
 
 }  // namespace AscendC

@@ -5,6 +5,7 @@
 #pragma once
 #include <cmath>
 
+#include "ascendc_cpu/dtype_support.h"
 #include "ascendc_cpu/vec_common.h"
 #include "ascendc_cpu/vec_repeat.h"
 
@@ -29,11 +30,12 @@ void UnaryRepeat(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<
 
 }  // namespace ascendc_cpu::detail
 
-#define ASCENDC_CPU_UNARY(NAME, EXPR)                                                                           \
+#define ASCENDC_CPU_UNARY(NAME, EXPR, OK)                                                                         \
   namespace AscendC {                                                                                           \
   template <class T>                                                                                            \
   void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, int32_t count,                                \
             ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {                                            \
+    static_assert(ascendc_cpu::detail::OK<T>, #NAME ": dtype not supported on Atlas A2");                      \
     ascendc_cpu::detail::Unary(dst, src, count, #NAME, loc, [](auto x) {                                        \
       using C = decltype(x);                                                                                    \
       (void)sizeof(C);                                                                                          \
@@ -43,24 +45,26 @@ void UnaryRepeat(const AscendC::LocalTensor<T>& dst, const AscendC::LocalTensor<
   template <class T, bool isSetMask = true>                                                                     \
   void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask, uint8_t repeatTime,            \
             const UnaryRepeatParams& p, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {                \
+    static_assert(ascendc_cpu::detail::OK<T>, #NAME ": dtype not supported on Atlas A2");                      \
     ascendc_cpu::detail::UnaryRepeat<T, isSetMask>(dst, src, ascendc_cpu::detail::ContinuousMask<T>(mask, #NAME, loc), \
         repeatTime, p, #NAME, loc, [](auto x) { using C = decltype(x); (void)sizeof(C); return EXPR; });         \
   }                                                                                                             \
   template <class T, bool isSetMask = true>                                                                     \
-  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, const uint64_t mask[], uint8_t repeatTime,    \
+  void NAME(const LocalTensor<T>& dst, const LocalTensor<T>& src, uint64_t mask[], uint8_t repeatTime,          \
             const UnaryRepeatParams& p, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {                \
+    static_assert(ascendc_cpu::detail::OK<T>, #NAME ": dtype not supported on Atlas A2");                      \
     ascendc_cpu::detail::UnaryRepeat<T, isSetMask>(dst, src, ascendc_cpu::detail::BitMask<T>(mask, #NAME, loc), \
         repeatTime, p, #NAME, loc, [](auto x) { using C = decltype(x); (void)sizeof(C); return EXPR; });         \
   }                                                                                                             \
   }
 
-ASCENDC_CPU_UNARY(Relu, x > C(0) ? x : C(0))
-ASCENDC_CPU_UNARY(Exp, static_cast<C>(std::exp(x)))
-ASCENDC_CPU_UNARY(Ln, static_cast<C>(std::log(x)))
-ASCENDC_CPU_UNARY(Abs, x < C(0) ? C(-x) : x)
-ASCENDC_CPU_UNARY(Sqrt, static_cast<C>(std::sqrt(x)))
-ASCENDC_CPU_UNARY(Rsqrt, static_cast<C>(C(1) / std::sqrt(x)))
-ASCENDC_CPU_UNARY(Reciprocal, static_cast<C>(C(1) / x))
-ASCENDC_CPU_UNARY(Not, static_cast<C>(~x))
+ASCENDC_CPU_UNARY(Relu, x > C(0) ? x : C(0), kReluTypes)
+ASCENDC_CPU_UNARY(Exp, static_cast<C>(std::exp(x)), kFloatTypes)
+ASCENDC_CPU_UNARY(Ln, static_cast<C>(std::log(x)), kFloatTypes)
+ASCENDC_CPU_UNARY(Abs, x < C(0) ? C(-x) : x, kFloatTypes)
+ASCENDC_CPU_UNARY(Sqrt, static_cast<C>(std::sqrt(x)), kFloatTypes)
+ASCENDC_CPU_UNARY(Rsqrt, static_cast<C>(C(1) / std::sqrt(x)), kFloatTypes)
+ASCENDC_CPU_UNARY(Reciprocal, static_cast<C>(C(1) / x), kFloatTypes)
+ASCENDC_CPU_UNARY(Not, static_cast<C>(~x), kBitTypes)
 
 #undef ASCENDC_CPU_UNARY

@@ -1,0 +1,242 @@
+// The real API's limits that are checked at run time (issue 14 item 4): each broken call is
+// caught beside a correct twin that passes. Compile-time rejections (parameter-struct shapes,
+// scalar deduction, Atlas A2 dtypes, Cast pairs) are in compile_fail.cpp.
+#include <cstring>
+#include <vector>
+
+#include "in_block.h"
+#include "test_framework.h"
+
+namespace {
+
+using namespace AscendC;
+using ascendc_cpu::GmKind;
+using emu_test::Fill;
+using emu_test::InBlock;
+
+// ---- repeatTime <= 255 (Sort32.md, Sort.md, Extract.md) -----------------------------------
+void ExtractRepeat(int32_t repeat) {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> sb, vb, ib;
+  pipe.InitBuffer(sb, 256 * 32 * 8);
+  pipe.InitBuffer(vb, 256 * 32 * sizeof(float));
+  pipe.InitBuffer(ib, 256 * 32 * sizeof(uint32_t));
+  LocalTensor<float> sorted = sb.Get<float>();
+  Duplicate(sorted, 0.f, 256 * 32 * 2);
+  Extract(vb.Get<float>(), ib.Get<uint32_t>(), sorted, repeat);
+}
+
+TEST(extract_repeat_255_passes) {
+  InBlock([] { ExtractRepeat(255); });
+}
+TEST(extract_repeat_256_is_api_constraint) {
+  EXPECT_EMU_ERROR(InBlock([] { ExtractRepeat(256); }), "api-constraint", "ops", 0);
+}
+TEST(sort32_repeat_256_is_api_constraint) {
+  EXPECT_EMU_ERROR(InBlock([] {
+                     TPipe pipe;
+                     TBuf<TPosition::VECCALC> db, sb, ib;
+                     pipe.InitBuffer(db, 256 * 32 * 8);
+                     pipe.InitBuffer(sb, 256 * 32 * 4);
+                     pipe.InitBuffer(ib, 256 * 32 * 4);
+                     Duplicate(sb.Get<float>(), 0.f, 256 * 32);
+                     Duplicate(ib.Get<uint32_t>(), 0u, 256 * 32);
+                     Sort32(db.Get<float>(), sb.Get<float>(), ib.Get<uint32_t>(), 256);
+                   }),
+                   "api-constraint", "ops", 0);
+}
+
+// ---- MrgSort: elementCountList[i] <= 4095 (MrgSort-93.md) ---------------------------------
+void MergeTwo(uint16_t first) {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> ab, bb, db;
+  pipe.InitBuffer(ab, 4096 * 8);
+  pipe.InitBuffer(bb, 32 * 8);
+  pipe.InitBuffer(db, 4128 * 8);
+  LocalTensor<float> a = ab.Get<float>(), b = bb.Get<float>();
+  Duplicate(a, 0.f, 4096 * 2);
+  Duplicate(b, 0.f, 32 * 2);
+  const uint16_t counts[4] = {first, 32, 0, 0};
+  uint32_t sorted[4] = {};
+  MrgSort<float>(db.Get<float>(), MrgSortSrcList<float>(a, b, a, a), counts, sorted, 0b11, 1);
+}
+TEST(mrgsort_list_of_4095_passes) {
+  InBlock([] { MergeTwo(4095); });
+}
+TEST(mrgsort_list_of_4096_is_api_constraint) {
+  EXPECT_EMU_ERROR(InBlock([] { MergeTwo(4096); }), "api-constraint", "ops", 0);
+}
+
+// ---- Mmad m = 1 is GEMV: L0A is read as ND (Mmad.md constraints, GEMV.md) -----------------
+// a [1, 32] half, b [32, 16] half, c = a . b. The A tile is prepared either as ND (32
+// contiguous halves) or as the Zz fractals of a 16-row padded tile (row 0 real, rows 1..15
+// zero), and Mmad is called with m = 1 or with m = 16.
+constexpr uint32_t kK = 32, kN = 16;
+float AVal(uint32_t k) { return static_cast<float>(k % 7) - 3.f; }
+float BVal(uint32_t k, uint32_t n) { return static_cast<float>((k + 2 * n) % 5) - 2.f; }
+
+float GemvRow0(bool zz_layout, uint16_t m, uint32_t col) {
+  float out = 0.f;
+  InBlock([&] {
+    TPipe pipe;
+    TBuf<TPosition::A2> ab;
+    TBuf<TPosition::B2> bb;
+    TBuf<TPosition::CO1> cb;
+    pipe.InitBuffer(ab, 16 * kK * sizeof(half));
+    pipe.InitBuffer(bb, kK * kN * sizeof(half));
+    pipe.InitBuffer(cb, 16 * kN * sizeof(float));
+    LocalTensor<half> a = ab.Get<half>(), b = bb.Get<half>();
+    for (uint32_t i = 0; i < 16 * kK; ++i) a.SetValue(i, static_cast<half>(0.f));
+    for (uint32_t k = 0; k < kK; ++k) {
+      // Zz: fractal (row block 0, k block k/16), row 0 inside it; ND: element k.
+      const uint32_t off = zz_layout ? (k / 16) * 256 + k % 16 : k;
+      a.SetValue(off, static_cast<half>(AVal(k)));
+      for (uint32_t n = 0; n < kN; ++n) b.SetValue((k / 16) * 256 + n * 16 + k % 16, static_cast<half>(BVal(k, n)));
+    }
+    LocalTensor<float> c = cb.Get<float>();
+    MmadParams p;
+    p.m = m;
+    p.n = kN;
+    p.k = kK;
+    Mmad(c, a, b, p);
+    out = c.GetValue(col);  // row 0, column col of the one 16x16 C fractal
+  });
+  return out;
+}
+float Row0Reference(uint32_t col) {
+  float s = 0.f;
+  for (uint32_t k = 0; k < kK; ++k) s += AVal(k) * BVal(k, col);
+  return s;
+}
+
+TEST(mmad_m16_on_a_zz_tile_is_correct) {
+  for (uint32_t n = 0; n < kN; ++n) CHECK_EQ(GemvRow0(true, 16, n), Row0Reference(n));
+}
+TEST(mmad_m1_on_an_nd_row_is_correct_gemv) {
+  for (uint32_t n = 0; n < kN; ++n) CHECK_EQ(GemvRow0(false, 1, n), Row0Reference(n));
+}
+TEST(mmad_m1_on_a_zz_tile_reads_it_as_nd_and_is_wrong) {
+  bool differs = false;
+  for (uint32_t n = 0; n < kN; ++n) differs = differs || GemvRow0(true, 1, n) != Row0Reference(n);
+  CHECK(differs);
+}
+TEST(mmad_m_past_4095_is_api_constraint) {
+  EXPECT_EMU_ERROR(InBlock([] {
+                     TPipe pipe;
+                     TBuf<TPosition::A2> ab;
+                     TBuf<TPosition::B2> bb;
+                     TBuf<TPosition::CO1> cb;
+                     pipe.InitBuffer(ab, 512);
+                     pipe.InitBuffer(bb, 512);
+                     pipe.InitBuffer(cb, 1024);
+                     MmadParams p;
+                     p.m = 4096;
+                     p.n = 16;
+                     p.k = 16;
+                     Mmad(cb.Get<float>(), ab.Get<half>(), bb.Get<half>(), p);
+                   }),
+                   "api-constraint", "ops", 0);
+}
+
+// ---- DataCopy GM address aligned to sizeof(T); DataCopyPad with nothing to move is a NOP ---
+std::vector<uint8_t> g_gm(256, 1);
+uint32_t g_gm_offset = 0;
+void CopyAt(GM_ADDR x) {
+  GlobalTensor<float> g;
+  g.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(x + g_gm_offset));
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> ub;
+  pipe.InitBuffer(ub, 64);
+  DataCopy(ub.Get<float>(), g, 8);
+}
+ascendc_cpu::LaunchReport CopyFrom(uint32_t offset) {
+  g_gm_offset = offset;
+  return ascendc_cpu::Launch({"copy_at", 1, 196608}, {{g_gm.data(), g_gm.size(), "x", GmKind::kInput}}, CopyAt,
+                             g_gm.data());
+}
+TEST(datacopy_from_an_element_aligned_gm_address_passes) { CopyFrom(4); }
+TEST(datacopy_from_a_misaligned_gm_address_is_datacopy_unaligned) {
+  EXPECT_EMU_ERROR(CopyFrom(2), "datacopy-unaligned", "copy_at", 0);
+}
+
+void PadCount(GM_ADDR x) {
+  GlobalTensor<float> g;
+  g.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(x));
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> ub;
+  pipe.InitBuffer(ub, 64);
+  LocalTensor<float> t = ub.Get<float>();
+  DataCopyPad(t, g, DataCopyExtParams(0, 32, 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, 0.f));  // NOP
+  DataCopyPad(t, g, DataCopyExtParams(1, 0, 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, 0.f));   // NOP
+  DataCopyPad(g, t, DataCopyExtParams(0, 32, 0, 0, 0));                                                  // NOP
+}
+TEST(datacopypad_with_block_count_or_len_0_is_a_nop) {
+  const auto rep =
+      ascendc_cpu::Launch({"pad_nop", 1, 196608}, {{g_gm.data(), g_gm.size(), "x", GmKind::kInput}}, PadCount, g_gm.data());
+  CHECK_EQ(rep.totals.gm_read_bytes, 0u);
+  CHECK_EQ(rep.totals.gm_write_bytes, 0u);
+}
+
+// ---- Cast round modes per pair; dtypes checked at run time by the real implementation -----
+void CastToBf16(RoundMode mode) {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> fb, bb;
+  pipe.InitBuffer(fb, 64);
+  pipe.InitBuffer(bb, 64);
+  LocalTensor<float> f = fb.Get<float>();
+  Duplicate(f, 1.5f, 16);
+  Cast(bb.Get<bfloat16_t>(), f, mode, 16);
+}
+TEST(cast_float_to_bf16_with_cast_rint_passes) {
+  InBlock([] { CastToBf16(RoundMode::CAST_RINT); });
+}
+TEST(cast_float_to_bf16_with_cast_none_is_api_constraint) {
+  EXPECT_EMU_ERROR(InBlock([] { CastToBf16(RoundMode::CAST_NONE); }), "api-constraint", "ops", 0);
+}
+
+template <class T>
+void AndCount() {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> xb;
+  pipe.InitBuffer(xb, 256);
+  LocalTensor<T> x = xb.Get<T>();
+  Duplicate(x, T(3), 256 / sizeof(T));
+  And(x, x, x, 256 / sizeof(T));
+}
+TEST(and_count_form_on_int16_passes) {
+  InBlock([] { AndCount<int16_t>(); });
+}
+TEST(and_count_form_on_int32_processes_half_and_is_api_constraint) {
+  EXPECT_EMU_ERROR(InBlock([] { AndCount<int32_t>(); }), "api-constraint", "ops", 0);
+}
+
+TEST(reduce_max_of_int32_is_api_constraint_and_of_float_passes) {
+  auto reduce = [](auto zero) {
+    using T = decltype(zero);
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> sb, db, wb;
+    pipe.InitBuffer(sb, 256);
+    pipe.InitBuffer(db, 32);
+    pipe.InitBuffer(wb, 256);
+    Duplicate(sb.Get<T>(), T(1), 256 / sizeof(T));
+    ReduceMax(db.Get<T>(), sb.Get<T>(), wb.Get<T>(), 256 / sizeof(T));
+  };
+  InBlock([&] { reduce(0.f); });
+  EXPECT_EMU_ERROR(InBlock([&] { reduce(int32_t{0}); }), "api-constraint", "ops", 0);
+}
+
+TEST(compare_gt_of_int32_is_api_constraint_eq_passes) {
+  auto compare = [](CMPMODE mode) {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> sb, mb;
+    pipe.InitBuffer(sb, 256);
+    pipe.InitBuffer(mb, 32);
+    LocalTensor<int32_t> s = sb.Get<int32_t>();
+    Duplicate(s, 1, 64);
+    Compare(mb.Get<uint8_t>(), s, s, mode, 64);
+  };
+  InBlock([&] { compare(CMPMODE::EQ); });
+  EXPECT_EMU_ERROR(InBlock([&] { compare(CMPMODE::GT); }), "api-constraint", "ops", 0);
+}
+
+}  // namespace
