@@ -14,11 +14,23 @@ namespace {
 
 thread_local bool t_inside_job = false;  // nested calls run inline instead of deadlocking
 
-int32_t default_threads() {
+struct ThreadRunner {
+  aop_parallel_runner run = nullptr;
+  void* ctx = nullptr;
+  int32_t threads = 1;
+};
+thread_local ThreadRunner t_runner;  // the framework's pool for calls made on this thread
+
+int32_t env_threads() {  // 0: not set
   if (const char* env = std::getenv("ASCEND_OPS_NUM_THREADS")) {
     const long v = std::strtol(env, nullptr, 10);
     if (v > 0) return static_cast<int32_t>(std::min<long>(v, 256));
   }
+  return 0;
+}
+
+int32_t default_threads() {
+  if (const int32_t env = env_threads()) return env;
   const unsigned hw = std::thread::hardware_concurrency();
   return hw == 0 ? 1 : static_cast<int32_t>(hw);
 }
@@ -31,7 +43,11 @@ class WorkerPool {
   }
 
   int32_t threads() const { return threads_.load(); }
-  void set_threads(int32_t n) { threads_.store(n > 0 ? std::min(n, 256) : default_threads()); }
+  bool explicit_count() const { return explicit_.load(); }
+  void set_threads(int32_t n) {
+    explicit_.store(n > 0 || env_threads() > 0);
+    threads_.store(n > 0 ? std::min(n, 256) : default_threads());
+  }
 
   void run(int64_t n, int64_t grain, aop_range_fn fn, void* ctx) {
     if (n <= 0) return;
@@ -62,7 +78,7 @@ class WorkerPool {
   }
 
  private:
-  WorkerPool() : threads_(default_threads()) {}
+  WorkerPool() : threads_(default_threads()), explicit_(env_threads() > 0) {}
 
   void run_part(int64_t part) const {
     const int64_t begin = n_ * part / parts_;
@@ -95,6 +111,7 @@ class WorkerPool {
   }
 
   std::atomic<int32_t> threads_;
+  std::atomic<bool> explicit_;
   std::mutex job_mutex_;
   std::mutex mutex_;
   std::condition_variable wake_, done_;
@@ -110,10 +127,25 @@ class WorkerPool {
 extern "C" {
 
 void aop_parallel_for(int64_t n, int64_t grain, aop_range_fn fn, void* ctx) noexcept {
-  WorkerPool::instance().run(n, grain, fn, ctx);
+  WorkerPool& pool = WorkerPool::instance();
+  if (t_runner.run != nullptr && !pool.explicit_count()) {
+    t_runner.run(t_runner.ctx, n, grain, fn, ctx);
+    return;
+  }
+  pool.run(n, grain, fn, ctx);
 }
 
-int32_t aop_num_threads(void) noexcept { return WorkerPool::instance().threads(); }
+int32_t aop_num_threads(void) noexcept {
+  WorkerPool& pool = WorkerPool::instance();
+  if (t_runner.run != nullptr && !pool.explicit_count()) return t_runner.threads;
+  return pool.threads();
+}
+
+void aop_set_thread_runner(aop_parallel_runner run, void* runner_ctx, int32_t threads) noexcept {
+  t_runner = run == nullptr ? ThreadRunner{} : ThreadRunner{run, runner_ctx, threads > 0 ? threads : 1};
+}
+
+int32_t aop_num_threads_explicit(void) noexcept { return WorkerPool::instance().explicit_count() ? 1 : 0; }
 
 void aop_set_num_threads(int32_t threads) noexcept { WorkerPool::instance().set_threads(threads); }
 

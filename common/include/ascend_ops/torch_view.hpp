@@ -10,12 +10,14 @@
 #include <optional>
 #include <string>
 
+#include <ATen/Parallel.h>
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 #include <c10/util/Exception.h>
 
 #include "ascend_ops/error.hpp"
+#include "ascend_ops/parallel.h"
 #include "ascend_ops/tensor.h"
 #include "ascend_ops/config.hpp"
 
@@ -51,9 +53,27 @@ inline std::optional<aop_tensor> to_static_aop_tensor(const at::Tensor& t, const
 // (RuntimeError).
 [[noreturn]] inline void rethrow_as_torch(const aop::Error& error);
 
-// Runs a host call; an aop::Error it throws crosses into torch as rethrow_as_torch says.
+// While alive, the CPU kernels' parallel_for on this thread runs on torch's intra-op pool
+// (at::parallel_for, torch.get_num_threads() threads) unless ASCEND_OPS_NUM_THREADS or
+// aop_set_num_threads chose a count: one pool of spinning threads instead of two competing.
+class OnTorchThreads {
+ public:
+  OnTorchThreads() { aop_set_thread_runner(&run, nullptr, at::get_num_threads()); }
+  ~OnTorchThreads() { aop_set_thread_runner(nullptr, nullptr, 0); }
+  OnTorchThreads(const OnTorchThreads&) = delete;
+  OnTorchThreads& operator=(const OnTorchThreads&) = delete;
+
+ private:
+  static void run(void*, int64_t n, int64_t grain, aop_range_fn fn, void* ctx) {
+    at::parallel_for(0, n, grain, [&](int64_t begin, int64_t end) { fn(ctx, begin, end); });
+  }
+};
+
+// Runs a host call on torch's threads; an aop::Error it throws crosses into torch as
+// rethrow_as_torch says.
 template <class F>
 void call_host(F&& host_call) {
+  const OnTorchThreads on_torch_threads;
   try {
     host_call();
   } catch (const aop::Error& error) {

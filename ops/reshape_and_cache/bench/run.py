@@ -8,6 +8,11 @@ Ratios: speedup = native p50 / cpu p50; copy rate = plain-copy p50 / cpu p50.
 Also the emulator's GM traffic for the AscendC kernel divided by the minimum traffic
 2 * T' * H * (Dk + Dv) * itemsize + T' * slot bytes (the spec's performance note).
 Targets (reported, not asserted): speedup >= 3 at T=4096, copy rate >= 0.70, GM ratio <= 1.05.
+
+Also timed: the first call right after a torch matmul against a settled call, on torch's
+intra-op pool (the default) and on common's own pool; and a torch.compile(dynamic=True) step
+whose caches are views kv[0] / kv[1] of one [2, num_blocks, ...] tensor taken inside the
+compiled region, with a 4096x larger cache: the step must not copy the cache (ratio ~1).
 """
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ import numpy as np
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 import torch  # noqa: E402
 
-from ascend_ops.common import bench  # noqa: E402
+from ascend_ops.common import bench, torch_bench  # noqa: E402
 from ascend_ops.common._table import format_table  # noqa: E402
 from ascend_ops.reshape_and_cache import reshape_and_cache, torch_ops  # noqa: E402,F401  (registers the op)
 
@@ -81,6 +86,33 @@ def emulator_traffic(tokens: int) -> list:
     return [f"T={tokens}", "float16", report["block_dim"], moved, minimum, moved / minimum]
 
 
+def compiled_step_vs_cache_size(runner: bench.Runner, tokens: int = 16) -> list:
+    """p50 of a compiled decode step writing `tokens` rows, for a small and a 4096x larger
+    cache (views taken inside the compiled region, dynamic shapes)."""
+    import torch._dynamo
+
+    h, d, bs = 1, 64, 16
+
+    def step(kv, key, value, slots):
+        torch.ops.ascend_ops.reshape_and_cache(key, value, kv[0], kv[1], slots)
+
+    torch._dynamo.reset()
+    compiled = torch.compile(step, fullgraph=True, dynamic=True)
+    rows = []
+    for blocks in (4, 4 * 4096):
+        kv = torch.zeros(2, blocks, bs, h, d, dtype=torch.float16)
+        key = torch.randn(tokens, h, d).to(torch.float16)
+        value = torch.randn(tokens, h, d).to(torch.float16)
+        slots = torch.randperm(blocks * bs)[:tokens]
+        compiled(kv, key, value, slots)
+        assert torch.equal(kv[1].view(-1, h, d)[slots], value), "the compiled step lost its write"
+        t = runner.measure(lambda: compiled(kv, key, value, slots))
+        rows.append([f"{blocks} blocks", kv.nbytes, t.median])
+    for row in rows:
+        row.append(row[2] / rows[0][2])
+    return rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer shapes and samples (smoke run)")
@@ -115,6 +147,18 @@ def main(argv=None) -> int:
     traffic = [emulator_traffic(t) for t in ((64, 1024) if not args.quick else (64,))]
     print(format_table(["shape", "dtype", "blocks", "GM bytes moved", "minimum", "ratio"], traffic))
     print("target: GM ratio <= 1.05 (emulator counters of the AscendC kernel; not run on NPU)")
+
+    print()
+    key, value, key_cache, value_cache, slots = make_case(256, torch.bfloat16)
+    op = torch.ops.ascend_ops.reshape_and_cache
+    contention = torch_bench.first_call_after_matmul(lambda: op(key, value, key_cache, value_cache, slots))
+    print(format_table(["T=256 bf16 on", "threads", "first call after matmul µs", "settled µs",
+                        "first / settled"], contention))
+
+    print()
+    print(format_table(["compiled step (dynamic, kv[0]/kv[1] inside)", "cache bytes", "p50 µs",
+                        "vs smallest"], compiled_step_vs_cache_size(runner)))
+    print("target: the same step time for a 4096x larger cache (no copy of the cache per call)")
 
     args.out.mkdir(parents=True, exist_ok=True)
     bench.write_csv(results, args.out / f"{OP}.csv")

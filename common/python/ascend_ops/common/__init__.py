@@ -22,11 +22,13 @@ from ._clib import (
     common_version,
     current_platform,
     library,
+    num_threads,
     platform_preset,
     platform_presets,
     pool_stats,
     reset_cache_stats,
     set_cache_capacity,
+    set_num_threads,
     trim_default_pool,
 )
 from ._meta import dist_version
@@ -55,6 +57,8 @@ __all__ = [
     "cache_stats",
     "pool_stats",
     "set_cache_capacity",
+    "num_threads",
+    "set_num_threads",
     "clear_caches",
     "reset_cache_stats",
     "trim_default_pool",

@@ -36,6 +36,8 @@ __all__ = [
     "platform_presets",
     "platform_preset",
     "current_platform",
+    "num_threads",
+    "set_num_threads",
 ]
 
 #: The C ABI (``AOP_COMMON_ABI`` in version.h) whose structs this module declares.
@@ -162,6 +164,10 @@ _SIGNATURES: Dict[str, Tuple[object, Sequence[object]]] = {
     "aop_block_release": (None, [_P]),
     "aop_pool_registry_size": (ctypes.c_size_t, []),
     "aop_pool_registry_stats": (ctypes.c_int, [ctypes.c_size_t, ctypes.POINTER(AopPoolStats)]),
+    # parallel.h
+    "aop_num_threads": (ctypes.c_int32, []),
+    "aop_set_num_threads": (None, [ctypes.c_int32]),
+    "aop_num_threads_explicit": (ctypes.c_int32, []),
     # platform.h
     "aop_platform_preset_count": (ctypes.c_size_t, []),
     "aop_platform_preset_at": (ctypes.c_int, [ctypes.c_size_t, ctypes.POINTER(AopPlatform)]),
@@ -525,3 +531,20 @@ def current_platform() -> Platform:
     status = library().aop_platform_current(ctypes.byref(p), ctypes.byref(err))
     _raise_for(status, err, "current_platform()")
     return _platform(p)
+
+
+# --- threads (parallel.h) ------------------------------------------------------------------
+def num_threads() -> int:
+    """Threads of common's CPU worker pool: ASCEND_OPS_NUM_THREADS, :func:`set_num_threads`, or
+    one per hardware thread. (A call through torch runs on torch's pool with
+    ``torch.get_num_threads()`` threads unless a count was chosen explicitly.)"""
+    return int(library().aop_num_threads())
+
+
+def set_num_threads(n: int) -> None:
+    """Choose the CPU kernels' thread count explicitly (common's pool, for every front door,
+    torch included); ``n <= 0`` goes back to the default (ASCEND_OPS_NUM_THREADS if set, else
+    torch's pool for torch calls and one thread per hardware thread otherwise)."""
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"set_num_threads: n should be an int but is {type(n).__name__}")
+    library().aop_set_num_threads(n)
