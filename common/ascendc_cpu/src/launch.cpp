@@ -212,8 +212,9 @@ void FillTiming(LaunchReport& r, const LaunchState& l, const std::vector<BlockSt
   for (int p = 1; p < kPipes; ++p) {
     if (critical->busy[static_cast<size_t>(p)] > critical->busy[static_cast<size_t>(top)]) top = p;
   }
-  if (critical->busy[static_cast<size_t>(top)] < 0.5 * critical->end_time) {
-    r.bound = "latency";  // no pipe is busy half the time: waits and fixed costs dominate
+  const double top_busy = critical->busy[static_cast<size_t>(top)];
+  if (top_busy < 0.5 * critical->end_time || critical->fixed[static_cast<size_t>(top)] > 0.5 * top_busy) {
+    r.bound = "latency";  // no pipe busy half the time, or the busiest one mostly paying per-instruction latency
     return;
   }
   switch (static_cast<Pipe>(top)) {

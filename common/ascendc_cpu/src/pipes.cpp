@@ -127,29 +127,33 @@ void EndInstr(BlockState& b) noexcept {
   in.open = false;
   using namespace timing;
   const Pipe p = in.pipe;
-  double cost = 0;
+  double cost = 0, fixed = 0;
   const double local = static_cast<double>(std::max(in.local_read, in.local_write));
   switch (p) {
     case Pipe::kS:
       cost = kScalarLocalCycles + static_cast<double>(in.gm_accesses) * kScalarGmCycles;
       break;
     case Pipe::kV:
-      cost = kVectorStartCycles + local / kVectorBytesPerCycle;
+      fixed = kVectorStartCycles;
+      cost = fixed + local / kVectorBytesPerCycle;
       break;
     case Pipe::kM:
-      cost = kCubeStartCycles + static_cast<double>(b.counters.cube_macs - in.macs0) / kCubeMacsPerCycle;
+      fixed = kCubeStartCycles;
+      cost = fixed + static_cast<double>(b.counters.cube_macs - in.macs0) / kCubeMacsPerCycle;
       break;
     case Pipe::kMte1:
-      cost = kMte1StartCycles + local / kMte1BytesPerCycle;
+      fixed = kMte1StartCycles;
+      cost = fixed + local / kMte1BytesPerCycle;
       break;
     case Pipe::kMte2:
     case Pipe::kMte3:
     case Pipe::kFix:
       if (in.gm_bytes > 0) {
-        cost = kDmaLatencyCycles + static_cast<double>(in.gm_bytes) / kDmaBytesPerCycle +
-               static_cast<double>(in.gm_accesses > 0 ? in.gm_accesses - 1 : 0) * kDmaBurstCycles;
+        fixed = kDmaLatencyCycles + static_cast<double>(in.gm_accesses > 0 ? in.gm_accesses - 1 : 0) * kDmaBurstCycles;
+        cost = fixed + static_cast<double>(in.gm_bytes) / kDmaBytesPerCycle;
       } else {
-        cost = kMte1StartCycles + local / kMte1BytesPerCycle;  // local <-> local moves
+        fixed = kMte1StartCycles;
+        cost = fixed + local / kMte1BytesPerCycle;  // local <-> local moves
       }
       break;
     default:
@@ -165,6 +169,7 @@ void EndInstr(BlockState& b) noexcept {
   }
   b.pipe_free[i] = end;
   b.busy[i] += cost;
+  b.fixed[i] += fixed;
   b.end_time = std::max({b.end_time, end, b.issue});
 }
 

@@ -226,6 +226,7 @@ struct BlockState {
   Instr instr;
   // Timing model (cycles): when each pipe is free, when sync edges let it start, busy time.
   std::array<double, kPipes> pipe_free{}, ready{}, busy{};
+  std::array<double, kPipes> fixed{};  // the part of busy that is per-instruction latency, not throughput
   double issue = 0;     // the scalar unit's issue time
   double end_time = 0;  // last instruction end
   std::map<int, std::deque<Token>> flag_tokens;        // SetFlag/WaitFlag: (event << 8 | id)

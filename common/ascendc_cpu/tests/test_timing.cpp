@@ -88,3 +88,15 @@ TEST(double_buffering_overlaps_pipes) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(many_tiny_dmas_are_latency_bound) {
+  const auto r = Run(1, 2048, 8, 1);  // 256 DMAs of 32 bytes each way
+  std::printf("    tiny DMAs: %.2f us (%s), MTE2 busy %.2f us\n", r.modelled_us, r.bound.c_str(), r.pipe_busy_us.at("MTE2"));
+  CHECK_EQ(r.bound, std::string("latency"));
+  const auto big = Run(1, 2048, 2048, 1);  // the same bytes in one DMA each way
+  CHECK(big.modelled_us * 20 < r.modelled_us);
+}
+
+}  // namespace

@@ -100,7 +100,7 @@ struct LaunchReport {
   // start an instruction when the pipe is free and every sync edge that orders it has fired.
   double modelled_us = 0;      // max(slowest core, gm_bound_us)
   double gm_bound_us = 0;      // minimum-traffic bound: all GM bytes / HBM bandwidth (shared by all cores)
-  std::string bound;           // what dominates: "gm", "vector", "cube", "scalar" or "latency"
+  std::string bound;           // what dominates: "gm", "vector", "cube", "scalar" or "latency" (see README)
   std::map<std::string, double> pipe_busy_us;      // per pipe ("MTE2", "V", ...), summed over cores
   std::map<std::string, double> pipe_busy_max_us;  // per pipe, the busiest core's figure
 };
