@@ -51,6 +51,7 @@ PadSpec MakePad(uint64_t left, uint64_t right, uint64_t len, const void* value, 
 
 void DmaGmToLocal(const TensorDesc& dst, const void* src, const GmBounds& src_bounds, const DmaShape& s,
                   const PadSpec& pad, const char* api, SrcLoc loc) {
+  PipeScope scope(Pipe::kMte2, api, loc);  // GM -> UB / L1
   const auto* g = static_cast<const uint8_t*>(src);
   WriteLocal(dst, 0, 0, kBlock, api, loc);  // alignment of the destination
   for (uint32_t i = 0; i < s.count; ++i) {
@@ -69,6 +70,7 @@ void DmaGmToLocal(const TensorDesc& dst, const void* src, const GmBounds& src_bo
 
 void DmaLocalToGm(void* dst, const GmBounds& dst_bounds, const TensorDesc& src, const DmaShape& s, const char* api,
                   SrcLoc loc) {
+  PipeScope scope(Pipe::kMte3, api, loc);  // UB (or L1) -> GM
   auto* g = static_cast<uint8_t*>(dst);
   ReadLocal(src, 0, 0, kBlock, api, loc);
   for (uint32_t i = 0; i < s.count; ++i) {
@@ -80,6 +82,9 @@ void DmaLocalToGm(void* dst, const GmBounds& dst_bounds, const TensorDesc& src, 
 }
 
 void DmaLocalToLocal(const TensorDesc& dst, const TensorDesc& src, const DmaShape& s, const char* api, SrcLoc loc) {
+  // UB -> UB moves run on the vector pipe; UB -> L1 on MTE3; L1 -> anything on MTE1.
+  const Pipe pipe = src.mem == Mem::kUB ? (dst.mem == Mem::kUB ? Pipe::kV : Pipe::kMte3) : Pipe::kMte1;
+  PipeScope scope(pipe, api, loc);
   ReadLocal(src, 0, 0, kBlock, api, loc);
   WriteLocal(dst, 0, 0, kBlock, api, loc);
   std::vector<uint8_t> tmp(s.len);

@@ -43,7 +43,12 @@ void Fail(const char* check, SrcLoc loc, const std::string& detail) {
   file = file == "?" ? "" : file.substr(0, file.rfind(':'));
   if (b == nullptr) throw EmulatorError(check, "?", -1, 0, file, loc.line, detail);
   std::string d = detail;
-  if (!b->launch->run_label.empty()) d += " [" + b->launch->run_label + " run]";
+  const bool name_core = b->launch->has_aic;  // AIV-only launches: the block says it all
+  if (!b->launch->run_label.empty() || name_core) {
+    d += " [";
+    if (name_core) d += CoreName(*b) + (b->launch->run_label.empty() ? "" : ", ");
+    d += b->launch->run_label.empty() ? "]" : b->launch->run_label + " run]";
+  }
   throw EmulatorError(check, b->launch->config.kernel_name, b->idx, b->num, file, loc.line, d);
 }
 

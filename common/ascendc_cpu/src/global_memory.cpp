@@ -1,6 +1,6 @@
 // Global memory: every access must fall inside one registered region; writes must target an
-// output or workspace region and must not touch bytes another block wrote in the same
-// SyncAll epoch (on hardware the later write silently wins, in an order nobody controls).
+// output or workspace region; pipes.cpp checks the ordering of accesses (pipe-race,
+// gm-cross-block-write: two cores write the same bytes unordered) and the scalar data cache.
 #include <algorithm>
 #include <sstream>
 
@@ -71,7 +71,9 @@ GmBounds GmRegionOf(const void* p) {
 void GmRead(const void* p, uint64_t bytes, const GmBounds& bounds, const char* api, SrcLoc loc) {
   BlockState& b = Block(loc);
   if (bytes == 0) return;
-  Find(b, reinterpret_cast<uintptr_t>(p), bytes, bounds, api, "read", loc);
+  RegionState& r = Find(b, reinterpret_cast<uintptr_t>(p), bytes, bounds, api, "read", loc);
+  CurrentPipe(b, Pipe::kS, api, loc);
+  ShadowGm(b, r, reinterpret_cast<uintptr_t>(p) - r.begin, bytes, false);
   b.counters.gm_read_bytes += bytes;
 }
 
@@ -86,19 +88,13 @@ void GmWrite(const void* p, uint64_t bytes, const GmBounds& bounds, const char* 
        << "' at byte offset " << addr - r.begin;
     Fail(check::kGmReadOnly, loc, os.str());
   }
-  const uint32_t epoch = b.launch->epoch;
-  const uint32_t mine = (epoch << 16) | static_cast<uint32_t>(b.idx + 1);
   const uint64_t first = addr - r.begin;
-  for (uint64_t i = first; i < first + bytes; ++i) {
-    uint32_t& o = r.owner.At(i);
-    if (o != 0 && o != mine && (o >> 16) == epoch) {
-      std::ostringstream os;
-      os << api << ": writes byte " << i << " of '" << r.region.name << "', already written by block "
-         << static_cast<int32_t>(o & 0xffffu) - 1 << " with no SyncAll in between";
-      Fail(check::kCrossBlockWrite, loc, os.str());
-    }
-    o = mine;
-  }
+  CurrentPipe(b, Pipe::kS, api, loc);
+  // Two cores writing the same bytes with nothing ordering them is gm-cross-block-write; the
+  // happens-before detector (pipes.cpp) decides, SyncAll and cross-core flags order.
+  ShadowGm(b, r, first, bytes, true);
+  const uint32_t mine = static_cast<uint32_t>(b.core + 1);  // who wrote each byte, for order-dependence reports
+  for (uint64_t i = first; i < first + bytes; ++i) r.owner.At(i) = mine;
   b.counters.gm_write_bytes += bytes;
 }
 

@@ -7,9 +7,22 @@
 #include <sstream>
 #include <thread>
 
+#include "ascendc_cpu/timing_model.h"
 #include "scheduler.h"
 
 namespace ascendc_cpu {
+
+const char* KernelTypeName(KernelType t) {
+  switch (t) {
+    case KernelType::kAivOnly: return "KERNEL_TYPE_AIV_ONLY";
+    case KernelType::kAicOnly: return "KERNEL_TYPE_AIC_ONLY";
+    case KernelType::kMixAic1_2: return "KERNEL_TYPE_MIX_AIC_1_2";
+    case KernelType::kMixAic1_1: return "KERNEL_TYPE_MIX_AIC_1_1";
+    case KernelType::kMixAiv1_0: return "KERNEL_TYPE_MIX_AIV_1_0";
+    case KernelType::kMixAic1_0: return "KERNEL_TYPE_MIX_AIC_1_0";
+  }
+  return "?";
+}
 
 std::vector<int32_t> ShuffledOrder(int32_t block_dim, uint64_t seed) {
   std::vector<int32_t> order(static_cast<size_t>(std::max(block_dim, 0)));
@@ -38,6 +51,34 @@ void Validate(const LaunchConfig& c) {
     throw std::invalid_argument("ascendc_cpu::Launch: ub_bytes must be a positive multiple of 32, got " +
                                 std::to_string(c.ub_bytes));
   }
+  if (c.aiv_cores < 1 || c.aic_cores < 1) {
+    throw std::invalid_argument("ascendc_cpu::Launch: aiv_cores and aic_cores must be at least 1");
+  }
+  // A MIX launch occupies one whole AI Core (1 AIC + its AIVs) per block, all at once.
+  if ((c.kernel_type == KernelType::kMixAic1_2 || c.kernel_type == KernelType::kMixAic1_1) &&
+      c.block_dim > c.aic_cores) {
+    std::ostringstream os;
+    os << "block_dim " << c.block_dim << " of a " << KernelTypeName(c.kernel_type)
+       << " launch exceeds the platform's " << c.aic_cores
+       << " AI Cores (AIC count): each block of a MIX kernel needs one AIC and its AIVs";
+    throw EmulatorError(check::kBlockDim, c.kernel_name.empty() ? "kernel" : c.kernel_name, -1, c.block_dim, "", 0,
+                        os.str());
+  }
+}
+
+// The cores of a launch: per block its AIC first, then its AIVs (sub 0, 1).
+void Layout(LaunchState& l) {
+  const KernelType t = l.config.kernel_type;
+  l.has_aic = t == KernelType::kAicOnly || t == KernelType::kMixAic1_0 || t == KernelType::kMixAic1_1 ||
+              t == KernelType::kMixAic1_2;
+  l.has_aiv = t == KernelType::kAivOnly || t == KernelType::kMixAiv1_0 || t == KernelType::kMixAic1_1 ||
+              t == KernelType::kMixAic1_2;
+  l.mix = t != KernelType::kAivOnly && t != KernelType::kAicOnly;
+  l.sub_num = t == KernelType::kMixAic1_2 ? 2 : 1;
+}
+
+int32_t CoreCount(const LaunchState& l) {
+  return l.config.block_dim * ((l.has_aic ? 1 : 0) + (l.has_aiv ? l.sub_num : 0));
 }
 
 std::vector<RegionState> MakeRegions(const GmRegions& regions) {
@@ -75,13 +116,27 @@ std::vector<RegionState> MakeRegions(const GmRegions& regions) {
 
 // Runs every block once in `order`; rethrows the first block's error.
 std::vector<BlockState> RunBlocks(LaunchState& launch, const std::function<void()>& kernel) {
-  const int32_t n = launch.config.block_dim;
+  const int32_t n = CoreCount(launch);
   std::vector<BlockState> blocks(static_cast<size_t>(n));
-  for (int32_t i = 0; i < n; ++i) {
-    blocks[static_cast<size_t>(i)].idx = i;
-    blocks[static_cast<size_t>(i)].num = n;
-    blocks[static_cast<size_t>(i)].launch = &launch;
+  int32_t next = 0;
+  for (int32_t g = 0; g < launch.config.block_dim; ++g) {
+    auto add = [&](CoreType type, int32_t idx, int32_t sub) {
+      BlockState& b = blocks[static_cast<size_t>(next)];
+      b.core = next++;
+      b.idx = idx;
+      b.num = launch.config.block_dim;
+      b.group = g;
+      b.sub = sub;
+      b.type = type;
+      b.launch = &launch;
+      InitCorePipes(b, n);
+    };
+    if (launch.has_aic) add(CoreType::kAic, g, 0);
+    if (launch.has_aiv) {
+      for (int32_t s = 0; s < launch.sub_num; ++s) add(CoreType::kAiv, g * launch.sub_num + s, s);
+    }
   }
+  launch.cores = &blocks;
   Scheduler sched(launch.order, launch);
   launch.scheduler = &sched;
   std::mutex err_mu;
@@ -101,6 +156,7 @@ std::vector<BlockState> RunBlocks(LaunchState& launch, const std::function<void(
         SetCurrentBlock(&b);
         try {
           kernel();
+          CloseImplicit(b);
           CheckBlockEnd(b);
         } catch (const EmulatorError&) {
           throw;
@@ -120,14 +176,63 @@ std::vector<BlockState> RunBlocks(LaunchState& launch, const std::function<void(
   sched.Start();
   for (std::thread& t : threads) t.join();
   launch.scheduler = nullptr;
+  launch.cores = nullptr;
   if (first_error) std::rethrow_exception(first_error);
   return blocks;
 }
 
-void FillReport(LaunchReport& r, const std::vector<BlockState>& blocks) {
+const char* const kPipeNames[kPipes] = {"S", "V", "M", "MTE1", "MTE2", "MTE3", "FIX"};
+
+// The timing model's summary: slowest core vs the HBM bound, and what the slowest core spent on.
+void FillTiming(LaunchReport& r, const LaunchState& l, const std::vector<BlockState>& blocks) {
+  const double us_per_cycle = 1e-3 / timing::kClockGHz;
+  double worst = 0;
+  const BlockState* critical = nullptr;
+  for (const BlockState& b : blocks) {
+    for (int p = 0; p < kPipes; ++p) {
+      const double us = b.busy[static_cast<size_t>(p)] * us_per_cycle;
+      if (us == 0) continue;
+      r.pipe_busy_us[kPipeNames[p]] += us;
+      double& mx = r.pipe_busy_max_us[kPipeNames[p]];
+      mx = std::max(mx, us);
+    }
+    if (critical == nullptr || b.end_time > worst) {
+      worst = b.end_time;
+      critical = &b;
+    }
+  }
+  r.gm_bound_us = static_cast<double>(l.gm_bytes) / timing::kHbmBytesPerSecond * 1e6;
+  const double core_us = worst * us_per_cycle;
+  r.modelled_us = std::max(core_us, r.gm_bound_us);
+  if (r.gm_bound_us >= core_us || critical == nullptr) {
+    r.bound = "gm";
+    return;
+  }
+  int top = 0;
+  for (int p = 1; p < kPipes; ++p) {
+    if (critical->busy[static_cast<size_t>(p)] > critical->busy[static_cast<size_t>(top)]) top = p;
+  }
+  const double top_busy = critical->busy[static_cast<size_t>(top)];
+  if (top_busy < 0.5 * critical->end_time || critical->fixed[static_cast<size_t>(top)] > 0.5 * top_busy) {
+    r.bound = "latency";  // no pipe busy half the time, or the busiest one mostly paying per-instruction latency
+    return;
+  }
+  switch (static_cast<Pipe>(top)) {
+    case Pipe::kV: r.bound = "vector"; break;
+    case Pipe::kM: case Pipe::kMte1: r.bound = "cube"; break;
+    case Pipe::kS: r.bound = "scalar"; break;
+    default: r.bound = "gm"; break;
+  }
+}
+
+void FillReport(LaunchReport& r, const LaunchState& l, const std::vector<BlockState>& blocks) {
+  FillTiming(r, l, blocks);
   for (const BlockState& b : blocks) {
     BlockReport br;
     br.block = b.idx;
+    br.core = b.type == CoreType::kAic ? "AIC" : "AIV";
+    br.group = b.group;
+    br.modelled_us = b.end_time * 1e-3 / timing::kClockGHz;
     br.counters = b.counters;
     br.ub_high_water = b.arenas[static_cast<size_t>(Mem::kUB)].high;
     br.l1_high_water = b.arenas[static_cast<size_t>(Mem::kL1)].high;
@@ -146,11 +251,11 @@ void CompareOutputs(LaunchState& launch, const std::vector<std::vector<uint8_t>>
     const auto mismatch = std::mismatch(first[i].begin(), first[i].end(), now);
     if (mismatch.first == first[i].end()) continue;
     const size_t at = static_cast<size_t>(mismatch.first - first[i].begin());
-    auto writer = [](uint32_t o) { return o == 0 ? std::string("none") : std::to_string(static_cast<int32_t>(o & 0xffffu) - 1); };
+    auto writer = [](uint32_t o) { return o == 0 ? std::string("none") : std::to_string(static_cast<int32_t>(o) - 1); };
     std::ostringstream os;
     os << "output '" << r.region.name << "' differs at byte " << at << ": in-order run 0x" << std::hex
        << int{first[i][at]} << ", shuffled run (order " << OrderText(launch.order) << ") 0x" << int{now[at]}
-       << std::dec << "; written by block " << writer(first_owner[i].Get(at)) << " in order, block "
+       << std::dec << "; written by core " << writer(first_owner[i].Get(at)) << " in order, core "
        << writer(r.owner.Get(at)) << " shuffled";
     throw EmulatorError(check::kOrderDependence, launch.config.kernel_name, -1, launch.config.block_dim, "", 0,
                         os.str());
@@ -165,12 +270,18 @@ LaunchReport LaunchImpl(const LaunchConfig& config, const GmRegions& regions, co
   launch.config = config;
   if (launch.config.kernel_name.empty()) launch.config.kernel_name = "kernel";
   launch.regions = MakeRegions(regions);
+  Layout(launch);
+  const int32_t ncores = CoreCount(launch);
+  if (static_cast<int64_t>(ncores) * kPipes >= 65535) {
+    throw std::invalid_argument("ascendc_cpu::Launch: at most 9362 cores per launch (block_dim " +
+                                std::to_string(config.block_dim) + ")");
+  }
 
   std::vector<std::vector<int32_t>> orders;
-  std::vector<int32_t> in_order(static_cast<size_t>(config.block_dim));
-  for (int32_t i = 0; i < config.block_dim; ++i) in_order[static_cast<size_t>(i)] = i;
+  std::vector<int32_t> in_order(static_cast<size_t>(ncores));
+  for (int32_t i = 0; i < ncores; ++i) in_order[static_cast<size_t>(i)] = i;
   if (config.order != Order::kShuffled) orders.push_back(in_order);
-  if (config.order != Order::kInOrder) orders.push_back(ShuffledOrder(config.block_dim, config.seed));
+  if (config.order != Order::kInOrder) orders.push_back(ShuffledOrder(ncores, config.seed));
 
   std::vector<std::vector<uint8_t>> snapshot(launch.regions.size()), first(launch.regions.size());
   std::vector<OwnerMap> first_owner(launch.regions.size());
@@ -186,20 +297,29 @@ LaunchReport LaunchImpl(const LaunchConfig& config, const GmRegions& regions, co
   report.block_dim = config.block_dim;
   report.ub_bytes = config.ub_bytes;
   report.orders = orders;
+  report.kernel_type = config.kernel_type;
   for (size_t run = 0; run < orders.size(); ++run) {
     launch.order = orders[run];
     const bool shuffled = launch.order != in_order;
     launch.run_label = shuffled ? "shuffled (seed " + std::to_string(config.seed) + ", order " + OrderText(launch.order) + ")"
                                 : "in-order";
     launch.epoch = 1;
+    launch.sites.clear();
+    launch.site_ids.clear();
+    launch.lines.clear();
+    launch.dirty.clear();
+    for (auto& bs : launch.barriers) bs = LaunchState::BarrierState{};
+    launch.pending_sets.clear();
+    launch.gm_bytes = 0;
     for (size_t i = 0; i < launch.regions.size(); ++i) {
       RegionState& r = launch.regions[i];
       r.owner.Reset(r.region.kind == GmKind::kInput ? 0 : r.region.bytes);
+      r.shadow.Reset(0);
       if (run > 0 && !snapshot[i].empty()) std::memcpy(const_cast<void*>(r.region.ptr), snapshot[i].data(), r.region.bytes);
     }
     std::vector<BlockState> blocks = RunBlocks(launch, kernel);
     if (run == 0) {
-      FillReport(report, blocks);
+      FillReport(report, launch, blocks);
       for (size_t i = 0; i < launch.regions.size(); ++i) {
         RegionState& r = launch.regions[i];
         if (r.region.kind != GmKind::kOutput || orders.size() < 2) continue;

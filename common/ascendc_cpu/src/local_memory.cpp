@@ -100,6 +100,14 @@ const char* MemName(Mem mem) {
 }
 
 Arena& ArenaOf(BlockState& b, Mem mem, SrcLoc loc) {
+  const bool vector_mem = mem == Mem::kUB;
+  if (mem != Mem::kNone && vector_mem != (b.type == CoreType::kAiv)) {
+    Fail(check::kCoreType, loc,
+         std::string(MemName(mem)) + " is a memory of the " + (vector_mem ? "AIV (vector)" : "AIC (cube)") +
+             " core, and this is " + CoreName(b) + " of a " + KernelTypeName(b.launch->config.kernel_type) +
+             " launch: each core has only its own memories; guard the code with `if " +
+             (vector_mem ? "ASCEND_IS_AIV" : "ASCEND_IS_AIC") + "` or launch the kernel as the right type");
+  }
   Arena& a = b.arenas[static_cast<size_t>(mem)];
   if (a.data.empty()) {  // cube memories are only materialised when a kernel uses them
     const LaunchConfig& c = b.launch->config;
@@ -135,6 +143,10 @@ uint8_t* ReadLocal(const TensorDesc& t, int64_t off, int64_t bytes, uint32_t ali
        << ", " << off + last + 1 << ") (" << MemName(t.mem) << " offset " << start + first << ")";
     Fail(check::kUbUninitialized, loc, os.str());
   }
+  if (bytes > 0) {
+    CurrentPipe(b, Pipe::kV, api, loc);
+    ShadowLocal(b, a, t.mem, start, static_cast<uint64_t>(bytes), false);
+  }
   return a.data.data() + start;
 }
 
@@ -144,6 +156,10 @@ uint8_t* WriteLocal(const TensorDesc& t, int64_t off, int64_t bytes, uint32_t al
   Arena& a = Check(b, t, off, bytes, align, api, loc);
   const uint64_t start = t.offset + static_cast<uint64_t>(off);
   std::memset(a.written.data() + start, 1, static_cast<size_t>(bytes));
+  if (bytes > 0) {
+    CurrentPipe(b, Pipe::kV, api, loc);
+    ShadowLocal(b, a, t.mem, start, static_cast<uint64_t>(bytes), true);
+  }
   return a.data.data() + start;
 }
 

@@ -5,7 +5,7 @@
 namespace ascendc_cpu::detail {
 
 Scheduler::Scheduler(std::vector<int32_t> order, LaunchState& launch)
-    : order_(std::move(order)), state_(order_.size(), State::kReady), launch_(launch) {}
+    : order_(std::move(order)), state_(order_.size(), State::kReady), ready_(order_.size()), launch_(launch) {}
 
 void Scheduler::Start() {
   std::lock_guard<std::mutex> lk(mu_);
@@ -14,62 +14,83 @@ void Scheduler::Start() {
 }
 
 void Scheduler::PassBaton() {
-  for (int32_t b : order_) {
-    if (state_[static_cast<size_t>(b)] == State::kReady) {
-      current_ = b;
+  for (int32_t c : order_) {
+    State& s = state_[static_cast<size_t>(c)];
+    if (s == State::kBlocked && ready_[static_cast<size_t>(c)]()) s = State::kReady;
+    if (s == State::kReady) {
+      current_ = c;
       return;
     }
   }
   current_ = -1;
-  bool any_waiting = false, any_done = false;
-  for (State s : state_) {
-    any_waiting |= s == State::kAtBarrier;
-    any_done |= s == State::kDone;
+  for (int32_t c : order_) {
+    if (state_[static_cast<size_t>(c)] == State::kBlocked) {
+      stranded_ = c;  // nobody can run: wake the first blocked core to report the hang
+      return;
+    }
   }
-  if (!any_waiting) return;  // all blocks finished
-  if (any_done) {            // the barrier can never open: wake one waiter to report it
-    for (int32_t b : order_) {
-      if (state_[static_cast<size_t>(b)] == State::kAtBarrier) {
-        stranded_ = b;
-        return;
+}
+
+void Scheduler::WaitTurn(int32_t core) {
+  std::unique_lock<std::mutex> lk(mu_);
+  cv_.wait(lk, [&] { return aborted_ || current_ == core; });
+  if (aborted_) throw Aborted{};
+}
+
+void Scheduler::BlockUntil(int32_t core, std::function<bool()> ready) {
+  std::unique_lock<std::mutex> lk(mu_);
+  if (ready()) return;
+  state_[static_cast<size_t>(core)] = State::kBlocked;
+  ready_[static_cast<size_t>(core)] = std::move(ready);
+  PassBaton();
+  cv_.notify_all();
+  cv_.wait(lk, [&] { return aborted_ || current_ == core || stranded_ == core; });
+  if (aborted_) throw Aborted{};
+  ready_[static_cast<size_t>(core)] = nullptr;
+  if (stranded_ != core) return;
+  stranded_ = -1;
+  state_[static_cast<size_t>(core)] = State::kReady;
+  const std::vector<BlockState>& cores = *launch_.cores;
+  const BlockState& me = cores[static_cast<size_t>(core)];
+  std::ostringstream os;
+  bool finished_participant = false;
+  if (me.waiting.syncall) {
+    os << "SyncAll waits for";
+    for (size_t c = 0; c < state_.size(); ++c) {
+      const BlockState& o = cores[c];
+      const bool participant = !(me.waiting.aiv_only && launch_.mix) || o.type == CoreType::kAiv;
+      if (participant && state_[c] == State::kDone) {
+        os << " " << CoreName(o);
+        finished_participant = true;
+      }
+    }
+    if (finished_participant) {
+      os << " that ended without reaching it (on hardware every core hangs)";
+    } else {
+      os.str("");
+    }
+  }
+  if (!finished_participant) {
+    os << me.waiting.what << " never returns: no core that is still running can release it (on hardware the "
+       << "core hangs).";
+    for (size_t c = 0; c < state_.size(); ++c) {
+      if (static_cast<int32_t>(c) == core) continue;
+      const BlockState& o = cores[c];
+      if (state_[c] == State::kBlocked) {
+        os << " " << CoreName(o) << " waits in " << o.waiting.what << " at " << Where(o.waiting.loc) << ";";
+      } else if (state_[c] == State::kDone) {
+        os << " " << CoreName(o) << " has ended;";
       }
     }
   }
-  ++launch_.epoch;  // every block arrived: the barrier opens
-  for (State& s : state_) s = State::kReady;
-  current_ = order_.front();
+  lk.unlock();
+  Fail(finished_participant ? check::kSyncMismatch : check::kHang, me.waiting.loc, os.str());
 }
 
-void Scheduler::WaitTurn(int32_t block) {
-  std::unique_lock<std::mutex> lk(mu_);
-  cv_.wait(lk, [&] { return aborted_ || current_ == block; });
-  if (aborted_) throw Aborted{};
-}
-
-void Scheduler::Barrier(int32_t block, SrcLoc loc) {
-  std::unique_lock<std::mutex> lk(mu_);
-  state_[static_cast<size_t>(block)] = State::kAtBarrier;
-  PassBaton();
-  cv_.notify_all();
-  cv_.wait(lk, [&] { return aborted_ || current_ == block || stranded_ == block; });
-  if (aborted_) throw Aborted{};
-  if (stranded_ == block) {
-    std::ostringstream os;
-    os << "SyncAll waits for block(s)";
-    for (size_t b = 0; b < state_.size(); ++b) {
-      if (state_[b] == State::kDone) os << " " << b;
-    }
-    os << " that ended without reaching it (on hardware every core hangs)";
-    state_[static_cast<size_t>(block)] = State::kReady;
-    lk.unlock();
-    Fail(check::kSyncMismatch, loc, os.str());
-  }
-}
-
-void Scheduler::Finish(int32_t block) {
+void Scheduler::Finish(int32_t core) {
   std::lock_guard<std::mutex> lk(mu_);
-  state_[static_cast<size_t>(block)] = State::kDone;
-  if (current_ == block || current_ == -1) PassBaton();
+  state_[static_cast<size_t>(core)] = State::kDone;
+  if (current_ == core || current_ == -1) PassBaton();
   cv_.notify_all();
 }
 

@@ -2,10 +2,13 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "ascendc_cpu/launch.h"
@@ -18,7 +21,43 @@ class Scheduler;
 constexpr uint8_t kPoison = 0xCD;   // fresh, never-written local memory
 constexpr uint8_t kGarbage = 0x7F;  // written by hardware with unspecified content
 
+// ---- happens-before shadow state --------------------------------------------------------------
+constexpr int kPipes = static_cast<int>(Pipe::kCount);
+using VClock = std::vector<uint32_t>;  // one entry per (core, pipe) thread: core * kPipes + pipe
+
+// One remembered access: thread + 1 (0 = none), that thread's instruction clock, call site.
+struct Access {
+  uint16_t tid1 = 0;
+  uint16_t pad = 0;
+  uint32_t clk = 0;
+  uint32_t site = 0;
+};
+// Shadow of one byte: the last write and up to two unordered reads since.
+struct Cell {
+  Access w, r0, r1;
+  bool operator==(const Cell& o) const { return std::memcmp(this, &o, sizeof(Cell)) == 0; }
+};
+// Byte shadow allocated page by page on first touch.
+class ShadowMap {
+ public:
+  static constexpr uint64_t kPage = 4096;
+  void Reset(uint64_t bytes) {
+    pages_.clear();
+    pages_.resize((bytes + kPage - 1) / kPage);
+  }
+  Cell& At(uint64_t i) {
+    auto& p = pages_[i / kPage];
+    if (!p) p.reset(new Cell[kPage]());
+    return p[i % kPage];
+  }
+  bool Empty() const { return pages_.empty(); }
+
+ private:
+  std::vector<std::unique_ptr<Cell[]>> pages_;
+};
+
 struct Arena {
+  ShadowMap shadow;  // happens-before state of every byte
   uint64_t size = 0;
   std::vector<uint8_t> data;
   std::vector<uint8_t> written;  // 1 per byte once written
@@ -39,6 +78,10 @@ struct BufferRec {
   uint32_t generation = 0;
   SrcLoc site{"", 0};   // last AllocTensor
   SrcLoc freed{"", 0};  // last FreeTensor
+  // Queue events in flight for this buffer: EnQue -> DeQue and FreeTensor -> AllocTensor.
+  int32_t enq_id = -1, free_id = -1;  // ids taken from the event pool
+  VClock enq_vc, free_vc;
+  double enq_time = 0, free_time = 0;
 };
 
 struct QueueRec {
@@ -47,6 +90,8 @@ struct QueueRec {
   int32_t depth = 0;
   int32_t pipe = -1;
   AscendC::TPosition pos = AscendC::TPosition::MAX;
+  int enq_event = -1;   // HardEvent of EnQue/DeQue (-1: none), e.g. MTE2_V for VECIN
+  int free_event = -1;  // HardEvent of FreeTensor/AllocTensor, e.g. V_MTE2 for VECIN
   std::vector<int32_t> buffers;
   std::deque<int32_t> fifo;
   SrcLoc site{"", 0};  // InitBuffer
@@ -84,8 +129,47 @@ class OwnerMap {
 struct RegionState {
   GmRegion region;
   uintptr_t begin = 0, end = 0;
-  OwnerMap owner;  // writable regions only
+  OwnerMap owner;     // writable regions only
+  ShadowMap shadow;   // writable regions only: happens-before state of every byte
 };
+
+// A GM line some core's data cache holds dirty (SetValue not yet flushed).
+struct DirtyLine {
+  int32_t core = -1;
+  uint32_t site = 0;  // the last SetValue into it
+  uint64_t mask = 0;  // dirty bytes of the 64-byte line
+};
+
+// A call site of an instruction, for race reports.
+struct Site {
+  const char* api;
+  SrcLoc loc;
+  int32_t core;
+};
+
+// What one pending event carries: the setter's vector clock and the time its pipe is done.
+struct Token {
+  VClock vc;
+  double time = 0;
+};
+
+// GM line state for the data-cache model (64-byte lines of writable regions).
+struct LineInfo {
+  uint32_t version = 0;  // bumped by every write that makes cached copies stale
+  uint32_t site = 0;     // the write that bumped it
+};
+
+enum class CoreType : uint8_t { kAiv, kAic };
+
+// A core blocked in the scheduler: what it waits for, for hang reports.
+struct WaitInfo {
+  std::string what;
+  SrcLoc loc{"", 0};
+  bool syncall = false;
+  bool aiv_only = true;
+};
+
+struct BlockState;
 
 struct LaunchState {
   LaunchConfig config;
@@ -94,12 +178,63 @@ struct LaunchState {
   std::string run_label;             // "in-order" / "shuffled (seed 7)"
   std::vector<int32_t> order;
   Scheduler* scheduler = nullptr;
+  // Everything below is touched only by the core holding the scheduler's baton.
+  std::vector<BlockState>* cores = nullptr;
+  int32_t sub_num = 1;               // AIVs per logical block (2 for MIX 1:2)
+  bool has_aic = false, has_aiv = true, mix = false;
+  std::vector<Site> sites;           // sites[0] is a placeholder
+  std::unordered_map<uint64_t, LineInfo> lines;  // GM line address / 64 -> state (lines some core cached)
+  std::unordered_map<uint64_t, DirtyLine> dirty; // GM line address / 64 -> unflushed scalar writes
+  std::map<std::tuple<const void*, const void*, int, int32_t>, uint32_t> site_ids;
+  // SyncAll barriers, one per participant set (0: every AIV, 1: every core).
+  struct BarrierState {
+    uint64_t generation = 0;
+    int32_t arrived = 0;
+    VClock vc;
+    double time = 0;
+    VClock released_vc;
+    double released_time = 0;
+  } barriers[2];
+  // Cross-core flag sets waiting for the other participants: (mode, group/type, flag) -> per participant.
+  std::map<std::tuple<int, int, int>, std::vector<std::deque<Token>>> pending_sets;
+  uint64_t gm_bytes = 0;             // total GM traffic of the run (timing model's HBM bound)
+};
+
+// The instruction a core is issuing: a PipeScope or an implicit vector instruction.
+struct Instr {
+  bool open = false;
+  bool implicit = false;
+  int depth = 0;
+  Pipe pipe = Pipe::kS;
+  uint32_t clk = 0;
+  uint32_t site = 0;
+  uint64_t gm_bytes = 0, gm_accesses = 0, local_read = 0, local_write = 0, macs0 = 0;
 };
 
 struct BlockState {
-  int32_t idx = 0;
-  int32_t num = 1;
+  int32_t idx = 0;     // GetBlockIdx()
+  int32_t num = 1;     // GetBlockNum() = block_dim
+  int32_t core = 0;    // index in the launch's core list
+  int32_t group = 0;   // logical block (AI Core) this core belongs to
+  int32_t sub = 0;     // GetSubBlockIdx()
+  CoreType type = CoreType::kAiv;
   LaunchState* launch = nullptr;
+  // Happens-before: per pipe the vector clock of what that pipe's next instruction is ordered
+  // after, and the pipe's own instruction counter.
+  std::array<VClock, kPipes> vc;
+  std::array<uint32_t, kPipes> cur{};
+  Instr instr;
+  // Timing model (cycles): when each pipe is free, when sync edges let it start, busy time.
+  std::array<double, kPipes> pipe_free{}, ready{}, busy{};
+  std::array<double, kPipes> fixed{};  // the part of busy that is per-instruction latency, not throughput
+  double issue = 0;     // the scalar unit's issue time
+  double end_time = 0;  // last instruction end
+  std::map<int, std::deque<Token>> flag_tokens;        // SetFlag/WaitFlag: (event << 8 | id)
+  std::array<std::deque<Token>, 16> cross_flags;       // cross-core flag counters
+  std::map<int, uint8_t> event_ids;                    // HardEvent -> bitmask of taken ids
+  std::unordered_map<uint64_t, uint32_t> dcache;       // GM line -> version when cached
+  int declared_type = -1;                              // KERNEL_TASK_TYPE_DEFAULT seen
+  WaitInfo waiting;
   std::array<Arena, static_cast<size_t>(Mem::kCount)> arenas;
   std::vector<BufferRec> buffers;
   std::vector<QueueRec> queues;
@@ -116,6 +251,25 @@ void SetCurrentBlock(BlockState* b);
 
 Arena& ArenaOf(BlockState& b, Mem mem, SrcLoc loc);
 std::string Where(SrcLoc loc);
+std::string CoreName(const BlockState& b);  // "AIV 3 (block 1, sub 1)"
+
+// ---- pipes.cpp: instructions, happens-before, timing, data cache -------------------------------
+void InitCorePipes(BlockState& b, int32_t ncores);
+void CloseImplicit(BlockState& b);           // ends an open implicit vector instruction
+Pipe CurrentPipe(BlockState& b, Pipe implicit_pipe, const char* api, SrcLoc loc);  // opens one if needed
+void ShadowLocal(BlockState& b, Arena& a, Mem mem, uint64_t start, uint64_t bytes, bool write);
+void ShadowGm(BlockState& b, RegionState& r, uint64_t first, uint64_t bytes, bool write);
+VClock Signature(const BlockState& b, Pipe p);
+void JoinInto(BlockState& b, Pipe p, const VClock& vc, double time);
+void JoinAll(BlockState& b, const VClock& vc, double time);
+void BarrierAll(BlockState& b);              // PipeBarrier<PIPE_ALL>
+Pipe PipeOfPipeT(int pipe_t_value, SrcLoc loc);
+bool EventPipes(int event, Pipe* src, Pipe* dst);  // HardEvent -> (src pipe, dst pipe)
+const char* EventName(int event);
+int32_t TakeEventId(BlockState& b, int event, const char* api, SrcLoc loc);
+void GiveEventId(BlockState& b, int event, int32_t id);
+double PipeDoneTime(const BlockState& b, Pipe p);
+void FlushLines(BlockState& b, const std::vector<uint64_t>& lines);  // DataCacheCleanAndInvalid
 // Checks at the end of a block's kernel: queues still holding buffers.
 void CheckBlockEnd(BlockState& b);
 

@@ -10,6 +10,69 @@ namespace {
 
 constexpr uint64_t kGranule = 32;
 
+// HardEvent enumerator values (types.h order).
+enum Ev : int {
+  kMte2Mte1 = 0, kMte1Mte2 = 1, kMte1M = 2, kMMte1 = 3, kMte2V = 4, kVMte2 = 5, kMte3V = 6, kVMte3 = 7,
+  kMte3Mte1 = 11, kMte1Mte3 = 12, kMte1V = 13, kVMte1 = 16, kMFix = 17, kFixM = 18, kMte3Mte2 = 19, kMte2Mte3 = 20,
+};
+enum class Hw { kGm, kUb, kL1, kL0a, kL0b, kL0c, kNone };
+
+Hw HwOf(AscendC::TPosition p) {
+  using AscendC::TPosition;
+  switch (p) {
+    case TPosition::GM: return Hw::kGm;
+    case TPosition::VECIN: case TPosition::VECOUT: case TPosition::VECCALC: return Hw::kUb;
+    case TPosition::A1: case TPosition::B1: case TPosition::C1: case TPosition::TSCM: return Hw::kL1;
+    case TPosition::A2: return Hw::kL0a;
+    case TPosition::B2: return Hw::kL0b;
+    case TPosition::CO1: return Hw::kL0c;
+    default: return Hw::kNone;
+  }
+}
+
+// The (EnQue, FreeTensor) events of a queue from its logical data flow, as kernel_event.h's
+// GetBufferLogicPos / GetQueEvt map them for Atlas A2 (NPU arch 2201).
+void QueueEvents(AscendC::TPosition src, AscendC::TPosition dst, int* enq, int* fre) {
+  using AscendC::TPosition;
+  *enq = *fre = -1;
+  Hw from = Hw::kNone, to = Hw::kNone;
+  if (src == dst) {
+    switch (src) {
+      case TPosition::VECIN: from = Hw::kGm; to = Hw::kUb; break;
+      case TPosition::VECOUT: from = Hw::kUb; to = Hw::kGm; break;
+      case TPosition::A1: case TPosition::B1: case TPosition::C1: from = Hw::kGm; to = Hw::kL1; break;
+      case TPosition::A2: from = Hw::kL1; to = Hw::kL0a; break;
+      case TPosition::B2: from = Hw::kL1; to = Hw::kL0b; break;
+      case TPosition::CO1: from = Hw::kL0c; to = Hw::kGm; break;
+      default: return;  // VECCALC and the rest: no queue events
+    }
+  } else {
+    from = HwOf(src);
+    to = HwOf(dst);
+  }
+  auto set = [&](int e, int f) { *enq = e; *fre = f; };
+  if (from == Hw::kGm && to == Hw::kUb) set(kMte2V, kVMte2);
+  else if (from == Hw::kGm && to == Hw::kL1) set(kMte2Mte1, kMte1Mte2);
+  else if (from == Hw::kUb && to == Hw::kGm) set(kVMte3, kMte3V);
+  else if (from == Hw::kUb && to == Hw::kL1) set(kMte3Mte1, kMte1Mte3);
+  else if (from == Hw::kUb && to == Hw::kUb) set(kMte2Mte3, kMte3Mte2);
+  else if (from == Hw::kL1 && to == Hw::kUb) set(kMte1V, kVMte1);
+  else if (from == Hw::kL1 && (to == Hw::kL0a || to == Hw::kL0b)) set(kMte1M, kMMte1);
+  else if (from == Hw::kL0c) set(kMFix, kFixM);
+}
+
+void ReleaseQueueIds(BlockState& b, int32_t pipe) {
+  for (QueueRec& q : b.queues) {
+    if (q.pipe != pipe) continue;
+    for (int32_t id : q.buffers) {
+      BufferRec& buf = b.buffers[static_cast<size_t>(id)];
+      if (buf.enq_id >= 0) GiveEventId(b, q.enq_event, buf.enq_id);
+      if (buf.free_id >= 0) GiveEventId(b, q.free_event, buf.free_id);
+      buf.enq_id = buf.free_id = -1;
+    }
+  }
+}
+
 QueueRec& Queue(BlockState& b, int32_t q, const char* api, SrcLoc loc) {
   if (q < 0 || static_cast<size_t>(q) >= b.queues.size()) {
     Fail(check::kQueueMisuse, loc, std::string(api) + " on a queue/buffer that InitBuffer never set up");
@@ -55,6 +118,12 @@ int32_t PipeCreate(SrcLoc loc) {
   PipeRec p;
   for (size_t m = 0; m < p.base.size(); ++m) p.base[m] = b.arenas[m].top;
   b.pipes.push_back(p);
+  // A TPipe resets the event pool; on the AIC it keeps three M_MTE1 ids for the matmul macros
+  // (kernel_tpipe_impl.h, NPU arch 2201).
+  b.event_ids.clear();
+  if (b.type == CoreType::kAic) {
+    for (int i = 0; i < 3; ++i) TakeEventId(b, kMMte1, "TPipe", loc);
+  }
   return static_cast<int32_t>(b.pipes.size() - 1);
 }
 
@@ -62,6 +131,7 @@ void PipeRelease(int32_t pipe) noexcept {
   BlockState* b = CurrentBlockOrNull();
   if (b != nullptr && pipe >= 0 && static_cast<size_t>(pipe) < b->pipes.size()) {
     b->pipes[static_cast<size_t>(pipe)].alive = false;
+    ReleaseQueueIds(*b, pipe);
   }
 }
 
@@ -82,6 +152,7 @@ void PipeDestroy(int32_t pipe, SrcLoc loc) {
       }
     }
   }
+  ReleaseQueueIds(b, pipe);
   PipeRec& p = b.pipes[static_cast<size_t>(pipe)];
   for (QueueRec& q : b.queues) {
     if (q.pipe == pipe) q.alive = false;
@@ -123,7 +194,12 @@ int32_t QueueInit(int32_t pipe, int32_t queue, bool is_tbuf, AscendC::TPosition 
   q.site = loc;
   const auto qid = static_cast<int32_t>(b.queues.size());
   for (uint32_t i = 0; i < num; ++i) {
-    BufferRec buf{mem, pos, static_cast<uint32_t>(a.top + i * each), static_cast<uint32_t>(each), qid};
+    BufferRec buf;
+    buf.mem = mem;
+    buf.pos = pos;
+    buf.offset = static_cast<uint32_t>(a.top + i * each);
+    buf.bytes = static_cast<uint32_t>(each);
+    buf.queue = qid;
     q.buffers.push_back(static_cast<int32_t>(b.buffers.size()));
     b.buffers.push_back(buf);
   }
@@ -136,12 +212,26 @@ int32_t QueueInit(int32_t pipe, int32_t queue, bool is_tbuf, AscendC::TPosition 
   return qid;
 }
 
+void QueueSetPositions(int32_t qid, AscendC::TPosition src, AscendC::TPosition dst) {
+  BlockState& b = Block(SrcLoc{"", 0});
+  QueueRec& q = b.queues.at(static_cast<size_t>(qid));
+  QueueEvents(src, dst, &q.enq_event, &q.free_event);
+}
+
 TensorDesc QueueAlloc(int32_t qid, SrcLoc loc) {
   BlockState& b = Block(loc);
+  CloseImplicit(b);
   QueueRec& q = Queue(b, qid, "AllocTensor", loc);
   for (int32_t id : q.buffers) {
     BufferRec& buf = b.buffers[static_cast<size_t>(id)];
     if (buf.state != BufState::kFree) continue;
+    if (buf.free_id >= 0) {  // WaitFlag<freeBufEvt>: the consumer is done with the buffer
+      Pipe s, d;
+      EventPipes(q.free_event, &s, &d);
+      JoinInto(b, d, buf.free_vc, buf.free_time);
+      GiveEventId(b, q.free_event, buf.free_id);
+      buf.free_id = -1;
+    }
     buf.state = BufState::kAllocated;
     ++buf.generation;
     buf.site = loc;
@@ -168,6 +258,14 @@ void QueueEnQue(int32_t qid, const TensorDesc& t, SrcLoc loc) {
     os << "EnQue into a queue of depth " << q.depth << " that already holds " << q.fifo.size() << " tensor(s)";
     Fail(check::kQueueMisuse, loc, os.str());
   }
+  CloseImplicit(b);
+  if (q.enq_event >= 0) {  // SetFlag<enQueEvt>: what the producer pipe wrote so far
+    Pipe s, d;
+    EventPipes(q.enq_event, &s, &d);
+    buf.enq_id = TakeEventId(b, q.enq_event, "EnQue", loc);
+    buf.enq_vc = Signature(b, s);
+    buf.enq_time = PipeDoneTime(b, s);
+  }
   buf.state = BufState::kEnqueued;
   q.fifo.push_back(t.buffer);
 }
@@ -181,13 +279,21 @@ TensorDesc QueueDeQue(int32_t qid, SrcLoc loc) {
   const int32_t id = q.fifo.front();
   q.fifo.pop_front();
   BufferRec& buf = b.buffers[static_cast<size_t>(id)];
+  CloseImplicit(b);
+  if (buf.enq_id >= 0) {  // WaitFlag<enQueEvt> in the consumer pipe
+    Pipe s, d;
+    EventPipes(q.enq_event, &s, &d);
+    JoinInto(b, d, buf.enq_vc, buf.enq_time);
+    GiveEventId(b, q.enq_event, buf.enq_id);
+    buf.enq_id = -1;
+  }
   buf.state = BufState::kAllocated;
   return Desc(buf, id);
 }
 
 void QueueFree(int32_t qid, const TensorDesc& t, SrcLoc loc) {
   BlockState& b = Block(loc);
-  Queue(b, qid, "FreeTensor", loc);
+  QueueRec& q = Queue(b, qid, "FreeTensor", loc);
   BufferRec& buf = b.buffers[static_cast<size_t>(Owned(b, qid, t, "FreeTensor", loc))];
   if (buf.state == BufState::kFree || buf.generation != t.generation) {
     Fail(check::kQueueDoubleFree, loc,
@@ -195,6 +301,14 @@ void QueueFree(int32_t qid, const TensorDesc& t, SrcLoc loc) {
   }
   if (buf.state == BufState::kEnqueued) {
     Fail(check::kQueueMisuse, loc, "FreeTensor of a tensor still in the queue (DeQue it first)");
+  }
+  CloseImplicit(b);
+  if (q.free_event >= 0) {  // SetFlag<freeBufEvt>: what the consumer pipe did with the buffer
+    Pipe s, d;
+    EventPipes(q.free_event, &s, &d);
+    buf.free_id = TakeEventId(b, q.free_event, "FreeTensor", loc);
+    buf.free_vc = Signature(b, s);
+    buf.free_time = PipeDoneTime(b, s);
   }
   buf.state = BufState::kFree;
   buf.freed = loc;

@@ -33,6 +33,13 @@ def test_add_matches_numpy(n, order):
     assert totals["gm_to_local"]["transfers"] == 2 * totals["local_to_gm"]["transfers"]
     assert report["max_ub_high_water"] <= report["ub_bytes"]
     assert len(report["blocks"]) == report["block_dim"]
+    # the timing model's keys (a model, not a measurement)
+    assert report["kernel_type"] == "KERNEL_TYPE_AIV_ONLY"
+    assert report["modelled_us"] >= report["gm_bound_us"] > 0
+    assert report["bound"] in ("gm", "vector", "cube", "scalar", "latency")
+    assert set(report["pipe_busy_us"]) >= {"MTE2", "MTE3", "V"}
+    assert all(report["pipe_busy_max_us"][p] <= report["pipe_busy_us"][p] + 1e-9 for p in report["pipe_busy_us"])
+    assert all(b["core"] == "AIV" and b["modelled_us"] > 0 for b in report["blocks"])
 
 
 def test_ub_too_small_raises_emulator_error():

@@ -106,8 +106,14 @@ Problem Make(uint32_t blocks, uint32_t m, uint32_t n, uint32_t d) {
   return p;
 }
 
+ascendc_cpu::LaunchConfig CubeConfig(const char* name, int32_t blocks) {  // a pure cube kernel runs on AICs
+  ascendc_cpu::LaunchConfig cfg{name, blocks, 196608};
+  cfg.kernel_type = ascendc_cpu::KernelType::kAicOnly;
+  return cfg;
+}
+
 ascendc_cpu::LaunchReport Run(Problem& p) {
-  return ascendc_cpu::Launch({"qk_relu", static_cast<int32_t>(p.blocks), 196608},
+  return ascendc_cpu::Launch(CubeConfig("qk_relu", static_cast<int32_t>(p.blocks)),
                              {{p.q.data(), p.q.size() * 2, "q", GmKind::kInput},
                               {p.k.data(), p.k.size() * 2, "k", GmKind::kInput},
                               {p.s.data(), p.s.size() * 4, "scores", GmKind::kOutput},
@@ -156,7 +162,8 @@ void MmadFromUb(GM_ADDR) {
 }
 
 TEST(mmad_operands_must_sit_at_cube_positions) {
-  EXPECT_EMU_ERROR(ascendc_cpu::Launch({"mmad_ub", 1, 196608}, {}, MmadFromUb, nullptr), "api-constraint", "mmad_ub", 0);
+  // An AIC has no UB at all: the TBuf at VECCALC is already wrong (core-type).
+  EXPECT_EMU_ERROR(ascendc_cpu::Launch(CubeConfig("mmad_ub", 1), {}, MmadFromUb, nullptr), "core-type", "mmad_ub", 0);
 }
 
 }  // namespace

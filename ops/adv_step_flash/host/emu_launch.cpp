@@ -45,6 +45,9 @@ py::dict run_emu(const Args& a, const std::string& soc, const std::string& order
   config.kernel_name = "adv_step_flash_kernel";
   config.block_dim = t.block_dim;
   config.ub_bytes = platform.ub_bytes;
+  config.kernel_type = ascendc_cpu::KernelType::kAivOnly;  // a vector-only kernel
+  config.aiv_cores = platform.aiv_cores;
+  config.aic_cores = platform.aic_cores;
   config.order = ascendc_cpu::python::ParseOrder(order, "advance_step_flashattn");
   config.seed = seed;
   ascendc_cpu::LaunchReport report;

@@ -26,6 +26,13 @@ inline constexpr char kOrderDependence[] = "block-order-dependence";  // result 
 inline constexpr char kSyncMismatch[] = "sync-mismatch";              // SyncAll/WaitFlag that would hang
 inline constexpr char kApiConstraint[] = "api-constraint";            // documented parameter range
 inline constexpr char kKernelException[] = "kernel-exception";        // a C++ exception from the kernel
+inline constexpr char kCoreType[] = "core-type";                      // API / memory of the other core type
+inline constexpr char kKernelType[] = "kernel-type";                  // KERNEL_TASK_TYPE_DEFAULT vs the launch
+inline constexpr char kBlockDim[] = "block-dim";                      // block_dim beyond the platform's cores
+inline constexpr char kPipeRace[] = "pipe-race";                      // two pipes/cores, same bytes, unordered
+inline constexpr char kHang[] = "hang";                               // a wait no core will ever satisfy
+inline constexpr char kDcacheStale[] = "dcache-stale";                // scalar data cache out of date / unflushed
+inline constexpr char kEventIdExhausted[] = "event-id-exhausted";     // HardEvent id pool (QUE_MAX_EVENT) empty
 }  // namespace check
 
 class EmulatorError : public std::runtime_error {

@@ -19,6 +19,7 @@ class GlobalTensor {
   }
 
   T GetValue(uint64_t index, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) const {
+    ascendc_cpu::detail::PipeScope scope(ascendc_cpu::detail::Pipe::kS, "GlobalTensor::GetValue", loc);
     ascendc_cpu::detail::GmRead(base_ + index, sizeof(T), bounds_, "GlobalTensor::GetValue", loc);
     ++ascendc_cpu::detail::BlockCounters(loc).gm_scalar_reads;
     T v;
@@ -26,6 +27,7 @@ class GlobalTensor {
     return v;
   }
   void SetValue(uint64_t index, const T& value, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) const {
+    ascendc_cpu::detail::PipeScope scope(ascendc_cpu::detail::Pipe::kS, "GlobalTensor::SetValue", loc);
     ascendc_cpu::detail::GmWrite(base_ + index, sizeof(T), bounds_, "GlobalTensor::SetValue", loc);
     ++ascendc_cpu::detail::BlockCounters(loc).gm_scalar_writes;
     std::memcpy(static_cast<void*>(base_ + index), static_cast<const void*>(&value), sizeof(T));

@@ -7,13 +7,16 @@
 //       cfg, {{x, x_bytes, "x", GmKind::kInput}, {z, z_bytes, "z", GmKind::kOutput}},
 //       add_custom, x, z, tiling);
 //
-// Each block runs on its own thread with its own UB arena, but only one block runs at a time
-// (a baton passed at block end and at SyncAll), so a run is deterministic for a given order.
-// Order::kBoth runs the blocks in order, restores every output region, runs them again in a
-// seeded shuffled order and requires identical outputs.
+// Each emulated core (AIV or AIC, see KernelType) runs on its own thread with its own local
+// memories, but only one core runs at a time: a cooperative scheduler passes a baton when a core
+// ends or blocks (SyncAll, CrossCoreWaitFlag not yet satisfied) to the next runnable core in the
+// run's order, so a run is deterministic for a given order. No runnable core while some have not
+// ended is a hang. Order::kBoth runs the cores in order, restores every output region, runs them
+// again in a seeded shuffled order and requires identical outputs.
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -27,6 +30,15 @@ namespace ascendc_cpu {
 
 enum class Order { kInOrder, kShuffled, kBoth };
 
+// The kernel type of the launch, as CANN's KERNEL_TASK_TYPE_DEFAULT declares it (docs: "设置Kernel类型",
+// GetTaskRatio.md, GetSubBlockNum(ISASI).md). Per logical block (block_dim of them):
+//   kAivOnly   (KERNEL_TYPE_AIV_ONLY)     1 AIV            kAicOnly (KERNEL_TYPE_AIC_ONLY) 1 AIC
+//   kMixAic1_2 (KERNEL_TYPE_MIX_AIC_1_2)  1 AIC + 2 AIV    kMixAic1_1 (KERNEL_TYPE_MIX_AIC_1_1) 1 AIC + 1 AIV
+//   kMixAiv1_0 (KERNEL_TYPE_MIX_AIV_1_0)  1 AIV, with the cross-core sync module
+//   kMixAic1_0 (KERNEL_TYPE_MIX_AIC_1_0)  1 AIC, with the cross-core sync module
+enum class KernelType { kAivOnly, kAicOnly, kMixAic1_2, kMixAic1_1, kMixAiv1_0, kMixAic1_0 };
+const char* KernelTypeName(KernelType t);  // "KERNEL_TYPE_AIV_ONLY", ...
+
 struct LaunchConfig {
   std::string kernel_name;
   int32_t block_dim = 1;
@@ -38,6 +50,15 @@ struct LaunchConfig {
   int64_t l0a_bytes = 65536;
   int64_t l0b_bytes = 65536;
   int64_t l0c_bytes = 131072;
+  // What the kernel is launched as; a KERNEL_TASK_TYPE_DEFAULT statement in the kernel must agree.
+  KernelType kernel_type = KernelType::kAivOnly;
+  // Physical cores of the platform preset (common's aop_platform: 910B2 has 48 AIV, 24 AIC). A MIX
+  // launch needs block_dim <= aic_cores; SyncAll and cross-core flags need every core resident.
+  int32_t aiv_cores = 48;
+  int32_t aic_cores = 24;
+  // Only for the emulator's own tests of the block-order-dependence backstop: false switches the
+  // happens-before race detector (pipe-race, gm-cross-block-write, dcache-stale) off.
+  bool detect_races = true;
 };
 
 enum class GmKind {
@@ -55,7 +76,10 @@ struct GmRegion {
 using GmRegions = std::vector<GmRegion>;
 
 struct BlockReport {
-  int32_t block = 0;
+  int32_t block = 0;           // GetBlockIdx() of the core
+  std::string core = "AIV";    // "AIV" or "AIC"
+  int32_t group = 0;           // the logical block (AI Core) the core belongs to
+  double modelled_us = 0;      // the core's last modelled instruction end (a model, see below)
   Counters counters;
   uint64_t ub_high_water = 0;  // highest UB byte InitBuffer reached
   uint64_t l1_high_water = 0;
@@ -69,6 +93,16 @@ struct LaunchReport {
   Counters totals;                           // of the first run
   std::vector<BlockReport> blocks;           // of the first run, by block index
   uint64_t max_ub_high_water = 0;
+  KernelType kernel_type = KernelType::kAivOnly;
+
+  // The timing MODEL (include/ascendc_cpu/timing_model.h): not a measurement. Every instruction
+  // costs cycles from a table of public and estimated figures; pipes run asynchronously and
+  // start an instruction when the pipe is free and every sync edge that orders it has fired.
+  double modelled_us = 0;      // max(slowest core, gm_bound_us)
+  double gm_bound_us = 0;      // minimum-traffic bound: all GM bytes / HBM bandwidth (shared by all cores)
+  std::string bound;           // what dominates: "gm", "vector", "cube", "scalar" or "latency" (see README)
+  std::map<std::string, double> pipe_busy_us;      // per pipe ("MTE2", "V", ...), summed over cores
+  std::map<std::string, double> pipe_busy_max_us;  // per pipe, the busiest core's figure
 };
 
 namespace detail {

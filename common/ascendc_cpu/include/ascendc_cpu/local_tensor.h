@@ -17,6 +17,7 @@ class LocalTensor {
   explicit LocalTensor(const ascendc_cpu::detail::TensorDesc& d) : d_(d) {}
 
   T GetValue(uint32_t index, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) const {
+    ascendc_cpu::detail::PipeScope scope(ascendc_cpu::detail::Pipe::kS, "LocalTensor::GetValue", loc);
     T v;
     const uint8_t* p = ascendc_cpu::detail::ReadLocal(d_, int64_t{index} * int64_t{sizeof(T)}, sizeof(T), 1,
                                                       "LocalTensor::GetValue", loc);
@@ -24,6 +25,7 @@ class LocalTensor {
     return v;
   }
   void SetValue(uint32_t index, const T& value, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) const {
+    ascendc_cpu::detail::PipeScope scope(ascendc_cpu::detail::Pipe::kS, "LocalTensor::SetValue", loc);
     uint8_t* p = ascendc_cpu::detail::WriteLocal(d_, int64_t{index} * int64_t{sizeof(T)}, sizeof(T), 1,
                                                  "LocalTensor::SetValue", loc);
     std::memcpy(p, static_cast<const void*>(&value), sizeof(T));

@@ -19,8 +19,8 @@
 //    result row-major with dstStride elements per row; column block j of the NZ source starts
 //    at j * srcStride * 16 elements. quantPre F322F16 / F322BF16 round to nearest even; reluEn
 //    applies ReLU first.
-// Simplified: one emulated block owns both the cube and the vector memories (on hardware the AIC
-// and AIV cores are separate and meet through GM and cross-core flags); only rows < m and
+// Pipes: Nd2Nz DataCopy MTE2, LoadData MTE1, Mmad M, Fixpipe FIX; all of them AIC-only (an AIV
+// calling them is a core-type error). Simplified: only rows < m and
 // columns < n (and k < k) are computed, so padding is never read; products are summed in k
 // order in float, not in the cube's fractal order; bias tables, quantisation tables, NZ output,
 // LoadData3D and the Matmul high-level API are not modelled.
@@ -172,6 +172,7 @@ void DataCopy(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const Nd2Nz
               ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
   using namespace ascendc_cpu::detail;
   const char* api = "DataCopy(Nd2Nz)";
+  PipeScope scope(Pipe::kMte2, api, loc);
   CheckPositionIn(dst.Desc(), Mem::kL1, "dst", api, loc);
   WriteLocal(dst.Desc(), 0, 0, 32, api, loc);
   const uint32_t c0 = C0<T>(), blocks = CeilDiv(p.dValue, c0);
@@ -195,6 +196,7 @@ void LoadData(const LocalTensor<T>& dst, const LocalTensor<T>& src, const LoadDa
               ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
   using namespace ascendc_cpu::detail;
   const char* api = "LoadData";
+  PipeScope scope(Pipe::kMte1, api, loc);
   CheckPositionIn(src.Desc(), Mem::kL1, "src", api, loc);
   if (dst.Desc().mem != Mem::kL0A && dst.Desc().mem != Mem::kL0B) {
     Fail(ascendc_cpu::check::kApiConstraint, loc, "LoadData: dst must be at A2 or B2");
@@ -227,6 +229,7 @@ void Mmad(const LocalTensor<Out>& c, const LocalTensor<In>& a, const LocalTensor
   using AccT = typename Acc<In>::type;
   static_assert(std::is_same_v<Out, AccT>, "Mmad: L0C holds float for half/bfloat16_t/float inputs, int32_t for int8_t");
   const char* api = "Mmad";
+  PipeScope scope(Pipe::kM, api, loc);
   CheckPosition(a.Desc(), TPosition::A2, "fm", api, loc);
   CheckPosition(b.Desc(), TPosition::B2, "filter", api, loc);
   CheckPosition(c.Desc(), TPosition::CO1, "dst", api, loc);
@@ -285,6 +288,7 @@ void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const Fixpip
              ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
   using namespace ascendc_cpu::detail;
   const char* api = "Fixpipe";
+  PipeScope scope(Pipe::kFix, api, loc);
   static_assert(config.format == CO2Layout::ROW_MAJOR, "Fixpipe: only CFG_ROW_MAJOR (NZ -> ND) is modelled");
   CheckPosition(src.Desc(), TPosition::CO1, "src", api, loc);
   if (p.ndNum > 1) Fail(ascendc_cpu::check::kApiConstraint, loc, "Fixpipe: ndNum > 1 is not modelled");

@@ -1,7 +1,9 @@
 // Python side of the emulator, header-only, for pybind11 modules that expose `run_emu`:
 //   ascendc_cpu::python::RegisterEmulatorError(m)  m.EmulatorError (a RuntimeError) with the
 //                                                  attributes check, kernel, block, file, line
-//   ascendc_cpu::python::ReportToDict(report)      LaunchReport -> dict (counters, per block)
+//   ascendc_cpu::python::ReportToDict(report)      LaunchReport -> dict (counters, per core, and the
+//                                                  timing model: modelled_us, gm_bound_us, bound,
+//                                                  pipe_busy_us, pipe_busy_max_us)
 //   ascendc_cpu::python::ParseOrder("both")        "in_order" | "shuffled" | "both"
 // Include it only from pybind11 modules.
 #pragma once
@@ -52,6 +54,9 @@ inline py::dict ReportToDict(const LaunchReport& rep) {
   for (const BlockReport& b : rep.blocks) {
     py::dict d;
     d["block"] = b.block;
+    d["core"] = b.core;
+    d["group"] = b.group;
+    d["modelled_us"] = b.modelled_us;
     d["ub_high_water"] = b.ub_high_water;
     d["l1_high_water"] = b.l1_high_water;
     d["counters"] = CountersToDict(b.counters);
@@ -65,6 +70,16 @@ inline py::dict ReportToDict(const LaunchReport& rep) {
   r["totals"] = CountersToDict(rep.totals);
   r["blocks"] = blocks;
   r["max_ub_high_water"] = rep.max_ub_high_water;
+  r["kernel_type"] = KernelTypeName(rep.kernel_type);
+  // The timing MODEL (timing_model.h), not a measurement.
+  py::dict busy, busy_max;
+  for (const auto& kv : rep.pipe_busy_us) busy[py::str(kv.first)] = kv.second;
+  for (const auto& kv : rep.pipe_busy_max_us) busy_max[py::str(kv.first)] = kv.second;
+  r["modelled_us"] = rep.modelled_us;
+  r["gm_bound_us"] = rep.gm_bound_us;
+  r["bound"] = rep.bound;
+  r["pipe_busy_us"] = busy;
+  r["pipe_busy_max_us"] = busy_max;
   return r;
 }
 

@@ -67,12 +67,48 @@ int32_t QueueCount(int32_t queue, SrcLoc loc);
 bool QueueVacant(int32_t queue, SrcLoc loc);
 TensorDesc TBufGet(int32_t queue, uint32_t bytes, uint32_t offset, SrcLoc loc);
 
-// Block identity and synchronisation.
+// TQueBind<src, dst>: the logical positions decide which HardEvents EnQue/DeQue and
+// FreeTensor/AllocTensor insert (kernel_event.h GetQueEvt, Atlas A2).
+void QueueSetPositions(int32_t queue, AscendC::TPosition src, AscendC::TPosition dst);
+
+// Core identity (GetBlockIdx, GetBlockNum, GetSubBlockIdx, GetSubBlockNum, GetTaskRatio,
+// ASCEND_IS_AIC / ASCEND_IS_AIV) and synchronisation.
 int64_t BlockIdx();
 int64_t BlockNum();
-void SyncAllBlocks(SrcLoc loc);
+int64_t SubBlockIdx();
+int64_t SubBlockNum();
+int64_t TaskRatio();
+bool CoreIsAic();
+bool CoreIsAiv();
+void DeclareKernelType(int kernel_meta_type, SrcLoc loc);  // KERNEL_TASK_TYPE_DEFAULT
+void SyncAllBlocks(SrcLoc loc, bool aiv_only = true);
 void FlagSet(int event, int id, SrcLoc loc);
 void FlagWait(int event, int id, SrcLoc loc);
+void Barrier(int pipe, SrcLoc loc);  // PipeBarrier<pipe_t>
+void CrossCoreSet(int mode, int pipe, int flag, SrcLoc loc);
+void CrossCoreWait(int flag, SrcLoc loc);
+void DcacheCleanInvalid(const void* gm, bool entire, SrcLoc loc);  // DataCacheCleanAndInvalid
+// HardEvent id pool of the core's TPipe (QUE_MAX_EVENT = 8 ids per HardEvent on Atlas A2).
+int32_t EventIdFetch(int event, SrcLoc loc);
+int32_t EventIdAlloc(int event, SrcLoc loc);
+void EventIdRelease(int event, int32_t id, SrcLoc loc);
+
+// The pipe every access is attributed to. A PipeScope opened at an API's entry makes the
+// accesses inside it one instruction of that pipe; local accesses outside any scope are a vector
+// instruction that ends at CountVectorOp (VectorOpDone). Timing and happens-before use the pipe.
+enum class Pipe : uint8_t { kS = 0, kV, kM, kMte1, kMte2, kMte3, kFix, kCount };
+const char* PipeName(Pipe p);
+class PipeScope {
+ public:
+  PipeScope(Pipe pipe, const char* api, SrcLoc loc);
+  ~PipeScope();
+  PipeScope(const PipeScope&) = delete;
+  PipeScope& operator=(const PipeScope&) = delete;
+
+ private:
+  bool active_ = false;
+};
+void VectorOpDone(SrcLoc loc);
 
 // DataCopyPad padding value set by SetPadValue (raw bytes of the element).
 void SetPadValueBytes(const void* value, uint32_t size);

@@ -94,6 +94,7 @@ class TPipe {
                   ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
     constexpr TPosition pos = src == TPosition::GM ? dst : src;  // where the buffers live
     que.id_ = ascendc_cpu::detail::QueueInit(id_, que.id_, false, pos, depth, num, len, loc);
+    ascendc_cpu::detail::QueueSetPositions(que.id_, src, dst);
     return true;
   }
   template <TPosition pos>
@@ -103,14 +104,24 @@ class TPipe {
   }
   void Destroy(ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) { ascendc_cpu::detail::PipeDestroy(id_, loc); }
 
-  // Event ids for SetFlag/WaitFlag: any id works in the emulator.
+  // Event ids for SetFlag/WaitFlag from the core's pool (QUE_MAX_EVENT = 8 per HardEvent on
+  // Atlas A2, shared with the queues' own EnQue / FreeTensor events): Fetch peeks at the lowest
+  // free id, Alloc takes it until Release; an empty pool is an event-id-exhausted error.
   template <HardEvent event>
-  event_t FetchEventID() { return 0; }
-  event_t FetchEventID(HardEvent) { return 0; }
+  event_t FetchEventID(ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+    return ascendc_cpu::detail::EventIdFetch(static_cast<int>(event), loc);
+  }
+  event_t FetchEventID(HardEvent event, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+    return ascendc_cpu::detail::EventIdFetch(static_cast<int>(event), loc);
+  }
   template <HardEvent event>
-  event_t AllocEventID() { return 0; }
+  event_t AllocEventID(ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+    return ascendc_cpu::detail::EventIdAlloc(static_cast<int>(event), loc);
+  }
   template <HardEvent event>
-  void ReleaseEventID(event_t) {}
+  void ReleaseEventID(event_t id, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+    ascendc_cpu::detail::EventIdRelease(static_cast<int>(event), id, loc);
+  }
 
  private:
   friend TPipe* GetTPipePtr();

@@ -22,8 +22,29 @@
 #define __ubuf__
 #endif
 #define GM_ADDR __gm__ uint8_t*
-// Kernel task-type declaration of newer toolkits: nothing to do on the CPU.
-#define KERNEL_TASK_TYPE_DEFAULT(type)
+// Kernel types (documented enum KernelMetaType, "设置Kernel类型"). KERNEL_TASK_TYPE_DEFAULT is a
+// statement in the kernel body; the emulator checks it against LaunchConfig::kernel_type
+// (kernel-type error on a mismatch). Only the Atlas A2 separated-mode types are launchable.
+enum KernelMetaType : uint8_t {
+  KERNEL_TYPE_AIV_ONLY,
+  KERNEL_TYPE_AIC_ONLY,
+  KERNEL_TYPE_MIX_AIV_1_0,
+  KERNEL_TYPE_MIX_AIC_1_0,
+  KERNEL_TYPE_MIX_AIC_1_1,
+  KERNEL_TYPE_MIX_AIC_1_2,
+  KERNEL_TYPE_AICORE,
+  KERNEL_TYPE_VECTORCORE,
+  KERNEL_TYPE_MIX_AICORE,
+  KERNEL_TYPE_MIX_VECTOR_CORE,
+  KERNEL_TYPE_MAX,
+};
+#define KERNEL_TASK_TYPE_DEFAULT(type) \
+  ::ascendc_cpu::detail::DeclareKernelType(static_cast<int>(type), ::ascendc_cpu::SrcLoc::Here())
+#define KERNEL_TASK_TYPE(key, type)
+// `if ASCEND_IS_AIC { ... }` / `if ASCEND_IS_AIV { ... }` as on the real toolchain, where each
+// side's build compiles the other side's branch away; here the core running the kernel decides.
+#define ASCEND_IS_AIC (::ascendc_cpu::detail::CoreIsAic())
+#define ASCEND_IS_AIV (::ascendc_cpu::detail::CoreIsAiv())
 
 #if !defined(__FLT16_MANT_DIG__)
 #error "ascendc_cpu needs a compiler with _Float16 (GCC >= 12 or Clang >= 15 on x86-64/aarch64)"

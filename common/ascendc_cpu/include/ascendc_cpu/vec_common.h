@@ -24,7 +24,7 @@ template <class T>
 T* VecDst(const AscendC::LocalTensor<T>& t, uint64_t n, const char* api, SrcLoc loc, uint32_t align = 32) {
   return reinterpret_cast<T*>(WriteLocal(t.Desc(), 0, static_cast<int64_t>(n * sizeof(T)), align, api, loc));
 }
-inline void CountVectorOp(SrcLoc loc) { ++BlockCounters(loc).vector_ops; }
+inline void CountVectorOp(SrcLoc loc) { VectorOpDone(loc); }  // counts it and ends the V instruction
 
 // Arithmetic the way the vector unit does it: in the operand type (half and bfloat16_t
 // results are rounded to the type after every operation).
