@@ -60,10 +60,12 @@ constexpr EventDef kEvents[] = {
     {"MTE2_S", Pipe::kMte2, Pipe::kS},       {"S_MTE3", Pipe::kS, Pipe::kMte3},
     {"MTE3_S", Pipe::kMte3, Pipe::kS},       {"MTE2_FIX", Pipe::kMte2, Pipe::kFix},
     {"FIX_MTE2", Pipe::kFix, Pipe::kMte2},   {"FIX_S", Pipe::kFix, Pipe::kS},
-    {"S_FIX", Pipe::kS, Pipe::kFix},         {"M_S", Pipe::kM, Pipe::kS},
-    {"FIX_MTE3", Pipe::kFix, Pipe::kMte3},
+    {"M_S", Pipe::kM, Pipe::kS},             {"FIX_MTE3", Pipe::kFix, Pipe::kMte3},
+    {"MTE1_FIX", Pipe::kMte1, Pipe::kFix},   {"FIX_MTE1", Pipe::kFix, Pipe::kMte1},
+    {"FIX_FIX", Pipe::kFix, Pipe::kFix},
 };
 constexpr int kEventCount = static_cast<int>(sizeof(kEvents) / sizeof(kEvents[0]));
+static_assert(kEventCount == static_cast<int>(AscendC::HardEvent::MAX), "kEvents lists every HardEvent, in order");
 
 std::string EventFor(Pipe src, Pipe dst) {
   for (const EventDef& e : kEvents) {

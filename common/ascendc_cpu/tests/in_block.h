@@ -15,9 +15,16 @@ inline std::function<void()>& Body() {
 }
 inline void Trampoline(GM_ADDR) { Body()(); }
 
-inline ascendc_cpu::LaunchReport InBlock(std::function<void()> body) {
+inline ascendc_cpu::LaunchReport InBlock(std::function<void()> body,
+                                         ascendc_cpu::KernelType type = ascendc_cpu::KernelType::kAivOnly) {
   Body() = std::move(body);
-  return ascendc_cpu::Launch({"ops", 1, 196608, ascendc_cpu::Order::kInOrder}, {}, Trampoline, nullptr);
+  ascendc_cpu::LaunchConfig config{"ops", 1, 196608, ascendc_cpu::Order::kInOrder};
+  config.kernel_type = type;
+  return ascendc_cpu::Launch(config, {}, Trampoline, nullptr);
+}
+// The same on one cube core (an AIC_ONLY launch): for the cube APIs.
+inline ascendc_cpu::LaunchReport InCubeBlock(std::function<void()> body) {
+  return InBlock(std::move(body), ascendc_cpu::KernelType::kAicOnly);
 }
 
 template <class T>

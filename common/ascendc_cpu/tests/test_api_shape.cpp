@@ -13,6 +13,7 @@ using namespace AscendC;
 using ascendc_cpu::GmKind;
 using emu_test::Fill;
 using emu_test::InBlock;
+using emu_test::InCubeBlock;
 
 // ---- repeatTime <= 255 (Sort32.md, Sort.md, Extract.md) -----------------------------------
 void ExtractRepeat(int32_t repeat) {
@@ -77,7 +78,7 @@ float BVal(uint32_t k, uint32_t n) { return static_cast<float>((k + 2 * n) % 5) 
 
 float GemvRow0(bool zz_layout, uint16_t m, uint32_t col) {
   float out = 0.f;
-  InBlock([&] {
+  InCubeBlock([&] {
     TPipe pipe;
     TBuf<TPosition::A2> ab;
     TBuf<TPosition::B2> bb;
@@ -98,7 +99,9 @@ float GemvRow0(bool zz_layout, uint16_t m, uint32_t col) {
     p.m = m;
     p.n = kN;
     p.k = kK;
+    PipeBarrier<PIPE_ALL>();  // the scalar fills before the cube reads (there is no S_M event)
     Mmad(c, a, b, p);
+    PipeBarrier<PIPE_ALL>();  // the cube's result before the scalar reads
     out = c.GetValue(col);  // row 0, column col of the one 16x16 C fractal
   });
   return out;
@@ -121,7 +124,7 @@ TEST(mmad_m1_on_a_zz_tile_reads_it_as_nd_and_is_wrong) {
   CHECK(differs);
 }
 TEST(mmad_m_past_4095_is_api_constraint) {
-  EXPECT_EMU_ERROR(InBlock([] {
+  EXPECT_EMU_ERROR(InCubeBlock([] {
                      TPipe pipe;
                      TBuf<TPosition::A2> ab;
                      TBuf<TPosition::B2> bb;

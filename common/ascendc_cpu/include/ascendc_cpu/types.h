@@ -104,7 +104,7 @@ enum pipe_t : uint8_t {
   PIPE_FIX,
 };
 
-enum class HardEvent : uint8_t {
+enum class HardEvent : uint8_t {  // exactly the real enumerators, in the real order (A2)
   MTE2_MTE1,
   MTE1_MTE2,
   MTE1_M,
@@ -135,9 +135,11 @@ enum class HardEvent : uint8_t {
   MTE2_FIX,
   FIX_MTE2,
   FIX_S,
-  S_FIX,
   M_S,
   FIX_MTE3,
+  MTE1_FIX,
+  FIX_MTE1,
+  FIX_FIX,
   MAX,
 };
 
