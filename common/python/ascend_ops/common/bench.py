@@ -47,6 +47,8 @@ __all__ = [
     "write_csv",
     "write_json",
     "plot",
+    "MODELLED_HEADERS",
+    "modelled_row",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -394,3 +396,22 @@ def plot(results: Sequence[Result], png_path: PathLike, metric: str = "speedup",
     png_path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(png_path, dpi=100)
     return png_path
+
+
+#: Columns of :func:`modelled_row`.
+MODELLED_HEADERS = ["shape", "soc", "blocks", "GM bytes", "minimum bytes", "modelled µs", "bound",
+                    "min-traffic µs", "modelled / min-traffic"]
+
+
+def modelled_row(shape: str, soc: str, report: Dict[str, Any], minimum_bytes: int) -> list:
+    """One row of the emulator's timing model for an AscendC launch (``backend="emu"`` report).
+
+    ``min-traffic µs`` is the time to move only the bytes the op must move (``minimum_bytes``)
+    at the model's HBM bandwidth (the report's ``gm_bound_us`` is the same for the bytes the
+    kernel actually moved). A model of a 910B, not a measurement: nothing here ran on an NPU.
+    """
+    moved = report["totals"]["gm_read_bytes"] + report["totals"]["gm_write_bytes"]
+    floor = report["gm_bound_us"] * minimum_bytes / moved if moved else 0.0
+    ratio = report["modelled_us"] / floor if floor > 0 else float("nan")
+    return [shape, soc, report["block_dim"], moved, minimum_bytes, report["modelled_us"], report["bound"],
+            floor, ratio]

@@ -61,14 +61,18 @@ def _dynamic_symbols(library: Path) -> set:
 
 
 def undefined_symbols(npu_object: Path, npu_root: Path) -> Tuple[List[str], List[str]]:
-    """(needed symbols no library exports, every symbol the object needs), demangled."""
+    """(needed symbols no library exports, every symbol the object needs), demangled. The
+    libraries: libtorch_npu, torch's, the C++ runtime and libascend_ops_common."""
     import pytest
     import torch
 
     if shutil.which("nm") is None:
         pytest.skip("nm (binutils) is not installed: the symbol check cannot run")
     torch_lib = Path(torch.__file__).parent / "lib"
-    libraries = [npu_root / "lib" / "libtorch_npu.so", *(torch_lib / f"lib{n}.so" for n in ("torch", "torch_cpu", "c10"))]
+    from ._paths import library_path
+
+    libraries = [npu_root / "lib" / "libtorch_npu.so", *(torch_lib / f"lib{n}.so" for n in ("torch", "torch_cpu", "c10")),
+                 library_path()]  # libascend_ops_common: its C interface (aop_*)
     for name in ("libstdc++.so", "libgcc_s.so.1", "libc.so.6", "libm.so.6"):
         path = subprocess.run(["g++", f"-print-file-name={name}"], capture_output=True, text=True).stdout.strip()
         if os.path.isabs(path):
