@@ -54,7 +54,7 @@ CpuPlan compute(const Dims& d, const Args& a, int32_t threads) {
 constexpr int64_t kMaxTileKeys = 128;   // keys per Mmad at most (128 x D=128 fp16 = 32 KiB: two fit L0B)
 constexpr int64_t kMaxBlockKeys = 512;  // keys per hand-off (one Sort + at most one merge per row) at most
 constexpr int64_t kMaxHeadChunk = 16;
-constexpr int64_t kMinSplitKeys = 1024;  // keys per split at least: a split's fixed costs stay small   // heads per workspace -> UB copy at most
+constexpr int64_t kMinSplitKeys = 1024;  // keys per split at least: a split's fixed costs stay small
 constexpr int64_t kFractal = 16;
 constexpr int64_t kSortGroup = 32;
 constexpr int64_t kUbAlign = 32;
@@ -170,15 +170,23 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
   const int64_t slabs = d.batch + (a.layout_query == Layout::kTND ? 1 : 0);  // TND: + rows past the last end
   const int64_t items = slabs * t.groups_per_batch;
   t.items = static_cast<int32_t>(items);
-  // MIX 1:2: one group per AIC (block_dim may not exceed the AIC count), two AIVs each. With
-  // fewer items than AICs (decode) each item's keys are split so every AIC streams keys; the
-  // splits' partial top-k lists meet in GM and are merged after a SyncAll of the AIVs.
+  // MIX 1:2: one group per AIC (block_dim may not exceed the AIC count), two AIVs each. Each
+  // item's keys may be split so the AICs share the work evenly (decode: fewer items than AICs;
+  // or items that do not divide evenly): the splits' partial top-k lists meet in GM and are
+  // merged after a SyncAll of the AIVs. The split count minimises the per-AIC share of item work,
+  // ceil(items * s / AICs) / s, preferring fewer splits unless more save 10%; every split keeps
+  // at least kMinSplitKeys of the longest batch's keys.
   const int64_t aics = std::max<int64_t>(1, p.aic_cores);
   const int64_t max_keys = a.layout_key == Layout::kPA_BSND ? d.max_blocks * d.block_size : d.key_rows;
+  const int64_t max_splits = std::clamp<int64_t>(max_keys / kMinSplitKeys, 1, aics);
   int64_t splits = 1;
-  if (items < aics) {
-    const int64_t blocks = std::max<int64_t>(1, (max_keys + kMinSplitKeys - 1) / kMinSplitKeys);
-    splits = std::max<int64_t>(1, std::min(aics / std::max<int64_t>(items, 1), blocks));
+  double best = static_cast<double>((items + aics - 1) / aics);
+  for (int64_t s = 2; s <= max_splits && items > 0; ++s) {
+    const double share = static_cast<double>((items * s + aics - 1) / aics) / static_cast<double>(s);
+    if (share < 0.9 * best) {
+      best = share;
+      splits = s;
+    }
   }
   t.splits = static_cast<int32_t>(splits);
   const int64_t units = items * splits;
