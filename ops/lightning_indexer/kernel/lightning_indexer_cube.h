@@ -1,13 +1,14 @@
 // The AIC side of lightning_indexer: per unit (a work item, or one key split of it), the q tile
-// [rows * N1, D] goes GM -(Nd2Nz)-> L1 -(LoadData, Zz)-> L0A once; the unit's keys are walked in blocks of block_keys, each block
-// in Mmad tiles of tile_keys keys, each tile one contiguous GM run (PA_BSND: part of one cache
-// block found through block_table): GM -(Nd2Nz)-> L1 -(LoadData: NZ of k = ZN of k^T)-> L0B,
-// Mmad (fp16 / bf16 in, fp32 accumulate, m padded to 16 so it is never GEMV) into L0C, Fixpipe
-// Mmads of a chunk of fix_keys keys (as many as L0C holds) share one L0C tile, drained by one
-// Fixpipe with ReLU into the block's GM slot [m, block_pad] at the chunk's column. Then the slot is
-// published to the group's two AIVs (lightning_indexer_handshake.h). Key tiles are double
-// buffered in L1 and L0B. No auto-sync exists on the AIC: every hand-off between its pipes is a
-// queue event (A1/B1 MTE2->MTE1, A2/B2 MTE1->M, CO1 M->FIX and back on free).
+// [rows * N1, D] goes GM -(Nd2Nz)-> L1 -(LoadData, Zz)-> L0A once; the unit's keys are walked in
+// blocks of block_keys, each block in Mmad tiles of tile_keys keys, each tile one contiguous GM
+// run (PA_BSND: part of one cache block found through block_table): GM -(Nd2Nz)-> L1
+// -(LoadData: NZ of k = ZN of k^T)-> L0B, Mmad (fp16 / bf16 in, fp32 accumulate, m padded to 16
+// so it is never GEMV) into L0C. The Mmads of a chunk of fix_keys keys (as many as L0C holds)
+// share one L0C tile, drained by one Fixpipe with ReLU into the block's GM slot [m, block_pad] at
+// the chunk's column. Then the slot is published to the group's two AIVs
+// (lightning_indexer_handshake.h). Key tiles are double buffered in L1 and L0B, L0C tiles when
+// two fit. No auto-sync exists on the AIC: every hand-off between its pipes is a queue event
+// (A1/B1 MTE2->MTE1, A2/B2 MTE1->M, CO1 M->FIX and back on free).
 #pragma once
 #include "kernel/lightning_indexer_handshake.h"
 #include "kernel/lightning_indexer_work.h"

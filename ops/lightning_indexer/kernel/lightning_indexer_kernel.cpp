@@ -1,12 +1,14 @@
 // lightning_indexer AscendC kernel: for every query row, the top-K visible keys by
 //   score[r, j] = sum_h weights[r, h] * ReLU(dot(query[r, h, :], key[j, :]))
 // A MIX 1:2 kernel (KERNEL_TYPE_MIX_AIC_1_2): block_dim groups of one cube core (AIC) and two
-// vector cores (AIV). Work items (batch, group of rows_per_group query rows) are split evenly
-// over the groups. Per item the AIC computes ReLU(q . k^T) block by block into a ping-pong pair
-// of GM slots (kernel/lightning_indexer_cube.h); the group's two AIVs split the item's rows,
-// weight and sum the heads, mask, sort and merge each block into their rows' running top-k
-// (kernel/lightning_indexer_vector.h); the hand-offs are cross-core flags with two credits
-// (kernel/lightning_indexer_handshake.h). Compiles with CANN's compiler on NPU (each core type's
+// vector cores (AIV). Work items (batch, group of rows_per_group query rows), or key splits of
+// them when that shares the AICs more evenly (decode), are split evenly over the groups
+// (kernel/lightning_indexer_work.h). Per unit the AIC computes ReLU(q . k^T) block by block into
+// a ping-pong pair of GM slots (kernel/lightning_indexer_cube.h); the group's two AIVs split the
+// item's rows, weight and sum the heads, mask, sort and merge each block into their rows'
+// running top-k (kernel/lightning_indexer_vector.h); the hand-offs are cross-core flags with two
+// credits (kernel/lightning_indexer_handshake.h). Split items' partial lists are merged by the
+// AIVs after a SyncAll of the AIVs. Compiles with CANN's compiler on NPU (each core type's
 // build drops the other side behind ASCEND_IS_AIC / ASCEND_IS_AIV) and with g++ against the
 // emulator.
 #include "kernel_operator.h"

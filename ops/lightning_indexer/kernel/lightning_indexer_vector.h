@@ -61,7 +61,9 @@ class Vector {
   __aicore__ inline void Process() {
     for (int64_t u = work_.Begin(); u < work_.End(); ++u) ProcessUnit(work_.GetUnit(u), u);
     if (t_.splits > 1) {
-      AscendC::SyncAll<true>();  // every AIV's partial lists are in GM (the AICs take no part)
+      // Every AIV's partial lists are in GM. isAIVOnly = true in a MIX kernel synchronises the
+      // AIVs only (SyncAll.md): what is wanted here, the AICs are done with these units.
+      AscendC::SyncAll<true>();
       MergeSplits();
     }
   }
