@@ -12,13 +12,27 @@ Memory: the native way's [B, S1, N1, S2] bfloat16 product against the CPU kernel
 memory (its candidate lists and per-thread tiles, from its plan).
 Targets (reported, not asserted): speedup >= 3 at decode and prefill, matmul rate >= 0.5 at
 prefill, extra memory below the native intermediate.
+
+Modelled NPU time (`--modelled`, also part of the default run unless --quick): the AscendC
+kernel run by the emulator on the Ascend910B2 preset, DeepSeek-V3.2 shapes (N1=64, D=128,
+K=2048, bfloat16, PA_BSND blocks of 128, sparse_mode 3): decode B in {1, 8, 32}, S1 = 1,
+S2 in {8k, 32k, 128k}, and prefill B=1, S1=128, S2=8k. The emulator's timing model
+(LaunchReport modelled_us, bound, gm_bound_us, pipe_busy_max_us) against the bound: keys read
+once at HBM bandwidth vs the cube FLOPs at peak on every AIC, with the timing model's own
+constants (read from common/ascendc_cpu/include/ascendc_cpu/timing_model.h). Shapes with more
+than --max-keys keys (B * S2) are not emulated (too slow): their time is extrapolated linearly
+in S2 from the same B's largest emulated S2, and marked so. A model, not a measurement.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
+import time
 from pathlib import Path
+
+import numpy as np
 
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 import torch  # noqa: E402
@@ -92,11 +106,92 @@ def extra_memory(query, key, weights, block_table, lengths) -> int:
     return cands + plan["threads"] * per_thread
 
 
+ROOT = Path(__file__).resolve().parents[3]
+TIMING_MODEL = ROOT / "common" / "ascendc_cpu" / "include" / "ascendc_cpu" / "timing_model.h"
+MODEL_SOC, MODEL_AICS = "Ascend910B2", 24
+MODEL_DECODE = [(b, 1, s2) for b in (1, 8, 32) for s2 in (8192, 32768, 131072)]  # (B, S1, S2)
+MODEL_PREFILL = [(1, 128, 8192)]
+
+
+def timing_constants() -> dict:
+    """kClockGHz, kHbmBytesPerSecond, kCubeMacsPerCycle from the emulator's timing model."""
+    text = TIMING_MODEL.read_text()
+    return {name: float(re.search(rf"{name} = ([0-9.e]+);", text).group(1))
+            for name in ("kClockGHz", "kHbmBytesPerSecond", "kCubeMacsPerCycle")}
+
+
+def model_case(b: int, s1: int, s2: int, seed: int = 0) -> dict:
+    """NumPy arguments of core.run_emu: bfloat16 as uint16 bits, PA_BSND, shuffled blocks."""
+    rng = np.random.default_rng(seed)
+    blocks = b * s2 // BLOCK_SIZE
+
+    def bf16(shape):
+        return (rng.standard_normal(shape, dtype=np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+    return dict(query=bf16((b, s1, N1, D)), key=bf16((blocks, BLOCK_SIZE, 1, D)), weights=bf16((b, s1, N1)),
+                actual_seq_lengths_key=np.full((b,), s2, np.int32),
+                block_table=rng.permutation(blocks).reshape(b, -1).astype(np.int32),
+                layout_query="BSND", layout_key="PA_BSND", sparse_count=K, dtype="bfloat16")
+
+
+def bound_us(b: int, s1: int, s2: int, c: dict) -> tuple:
+    """(bound, what): keys read once at HBM bandwidth vs the cube MACs at peak on every AIC."""
+    hbm = b * s2 * D * 2 / c["kHbmBytesPerSecond"] * 1e6
+    cube = b * s1 * N1 * s2 * D / (c["kCubeMacsPerCycle"] * MODEL_AICS * c["kClockGHz"] * 1e9) * 1e6
+    return (hbm, "keys/HBM") if hbm >= cube else (cube, "cube")
+
+
+def modelled(max_keys: int, shapes) -> list:
+    core = load_native("ascend_ops.lightning_indexer", "core")
+    c = timing_constants()
+    done = {}  # B, S1 -> (S2, report) of the largest emulated S2
+    rows = []
+    for b, s1, s2 in shapes:
+        bound, what = bound_us(b, s1, s2, c)
+        label = f"{'decode' if s1 == 1 else 'prefill'} B={b} S1={s1} S2={s2 // 1024}k"
+        if b * s2 <= max_keys:
+            t0 = time.perf_counter()
+            _, _, r = core.run_emu(**model_case(b, s1, s2), sparse_mode=3, order="in_order", soc=MODEL_SOC)
+            wall = time.perf_counter() - t0
+            done[(b, s1)] = (s2, r)
+            how, us, gm, label_bound = f"emulated ({wall:.0f} s)", r["modelled_us"], r["gm_bound_us"], r["bound"]
+            busy = r["pipe_busy_max_us"]
+        elif (b, s1) in done:
+            s2_run, r = done[(b, s1)]
+            f = s2 / s2_run
+            how = f"extrapolated x{f:g} from S2={s2_run // 1024}k"
+            us, gm, label_bound = r["modelled_us"] * f, r["gm_bound_us"] * f, r["bound"]
+            busy = {k: v * f for k, v in r["pipe_busy_max_us"].items()}
+        else:
+            continue
+        top = sorted(busy.items(), key=lambda kv: -kv[1])[:3]
+        rows.append([label, how, f"{us:.1f}", f"{bound:.1f} ({what})", f"{us / bound:.2f}", f"{gm:.1f}", label_bound,
+                     ", ".join(f"{k} {v:.0f}" for k, v in top)])
+    return rows
+
+
+def print_modelled(max_keys: int, quick: bool) -> None:
+    shapes = MODEL_DECODE[:1] if quick else MODEL_DECODE + MODEL_PREFILL
+    rows = modelled(max_keys, shapes)
+    print()
+    print(f"Modelled NPU time of the AscendC kernel ({MODEL_SOC} preset, emulator timing model; "
+          f"N1={N1} D={D} K={K} bf16 PA_BSND/{BLOCK_SIZE}) - modelled, not run on NPU")
+    print(format_table(["shape", "how", "modelled us", "bound us", "modelled / bound", "emu gm_bound us",
+                        "emu bound", "busiest pipes (us, busiest core)"], rows))
+    print("target: modelled / bound <= 2 at decode")
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="S2 = 8k only, fewer samples (smoke run)")
     parser.add_argument("--out", type=Path, default=Path("bench-results"), help="CSV, JSON and PNG go here")
+    parser.add_argument("--modelled", action="store_true", help="only the modelled NPU time table (emulator)")
+    parser.add_argument("--max-keys", type=int, default=8 * 32768,
+                        help="emulate shapes with at most this many keys (B * S2); extrapolate the others")
     args = parser.parse_args(argv)
+    if args.modelled:
+        print_modelled(args.max_keys, quick=False)
+        return 0
 
     shapes = [s for s in SHAPES if s[1] == 8192] if args.quick else SHAPES
     runner = bench.Runner(warmup=1, repeats=3, min_time=0.0 if args.quick else 0.5, max_repeats=10)
@@ -125,6 +220,9 @@ def main(argv=None) -> int:
     print()
     print(format_table(["shape", "native [B,S1,N1,S2] MiB", "cpu extra MiB"], memory))
     print("target: cpu extra memory below the native intermediate")
+
+    if not args.quick:
+        print_modelled(args.max_keys, quick=False)
 
     args.out.mkdir(parents=True, exist_ok=True)
     bench.write_csv(results, args.out / f"{OP}.csv")

@@ -134,14 +134,23 @@ PYBIND11_MODULE(_core, m) {
         out["rows_per_group"] = t.rows_per_group;
         out["m_pad"] = t.m_pad;
         out["tile_keys"] = t.tile_keys;
-        out["tile_pad"] = t.tile_pad;
+        out["rows_per_aiv"] = t.rows_per_aiv;
+        out["block_keys"] = t.block_keys;
+        out["block_pad"] = t.block_pad;
+        out["fix_keys"] = t.fix_keys;
+        out["c_buffers"] = t.c_buffers;
+        out["head_chunk"] = t.head_chunk;
         out["k_pad"] = t.k_pad;
         out["groups_per_batch"] = t.groups_per_batch;
         out["items"] = t.items;
+        out["splits"] = t.splits;
+        out["units"] = t.units;
         out["block_dim"] = t.block_dim;
         out["items_per_core"] = t.items_per_core;
         out["cores_with_extra"] = t.cores_with_extra;
-        out["workspace_per_core"] = t.workspace_per_core;
+        out["slot_floats"] = t.slot_floats;
+        out["workspace_per_aic"] = t.workspace_per_aic;
+        out["workspace_floats"] = t.workspace_floats;
         out["ub_bytes"] = kernel_ub_bytes(t);
         return out;
       },

@@ -5,6 +5,7 @@
 
 #ifdef AOP_WITH_EMU
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "ascend_ops/numpy_view.hpp"
@@ -36,7 +37,10 @@ py::dict run_emu(Args& a, const std::string& soc, const std::string& order, uint
   const Platform platform = platform_preset(soc);
   LightningIndexerTiling t = kernel_tiling(a, d, platform);
   if (t.items == 0 || TensorView(a.sparse_indices).numel() == 0) return py::dict();
-  std::vector<float> workspace(static_cast<size_t>(t.block_dim * t.workspace_per_core), 0.0f);
+  // Two GM score slots per AIC, then (split decode) the partial top-k lists. Filled with NaN, not zero: the NPU pool hands out uninitialised
+  // memory, and the kernel must never rank a byte it did not write.
+  std::vector<float> workspace(static_cast<size_t>(t.workspace_floats),
+                               std::numeric_limits<float>::quiet_NaN());
 
   using ascendc_cpu::GmKind;
   ascendc_cpu::GmRegions regions;
@@ -62,7 +66,10 @@ py::dict run_emu(Args& a, const std::string& soc, const std::string& order, uint
 
   ascendc_cpu::LaunchConfig config;
   config.kernel_name = "lightning_indexer_kernel";
-  config.block_dim = t.block_dim;
+  config.block_dim = t.block_dim;  // AICs; the MIX 1:2 launch adds two AIVs per AIC
+  config.kernel_type = ascendc_cpu::KernelType::kMixAic1_2;  // as KERNEL_TASK_TYPE_DEFAULT in the kernel
+  config.aiv_cores = platform.aiv_cores;
+  config.aic_cores = platform.aic_cores;
   config.ub_bytes = platform.ub_bytes;
   config.l1_bytes = platform.l1_bytes;
   config.l0a_bytes = platform.l0a_bytes;

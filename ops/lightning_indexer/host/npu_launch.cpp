@@ -68,7 +68,8 @@ void run_npu(const Args& a, void* stream_ptr) {
   check_data_on_device(a, d, stream);
   const LightningIndexerTiling t = kernel_tiling(a, d, current_platform());
   if (t.items == 0 || TensorView(a.sparse_indices).numel() == 0) return;
-  const size_t workspace_bytes = static_cast<size_t>(t.block_dim * t.workspace_per_core) * sizeof(float);
+  // MIX 1:2 launch: block_dim (<= the AIC count) groups of 1 AIC + 2 AIVs; two GM score slots per AIC, then the partial lists of split items.
+  const size_t workspace_bytes = static_cast<size_t>(t.workspace_floats) * sizeof(float);
   Block tiling_block = npu_pool().acquire(sizeof(t));
   Block workspace = npu_pool().acquire(workspace_bytes);
   acl_check(aclrtMemcpyAsync(tiling_block.data(), sizeof(t), &t, sizeof(t), ACL_MEMCPY_HOST_TO_DEVICE, stream),

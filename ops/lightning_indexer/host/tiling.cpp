@@ -2,10 +2,12 @@
 // CPU: key tiles of 64 keys (64 x D float32 stays in L1 for D = 128), blocks of up to 16 query
 // rows, and keys split into chunks only when there are too few (batch, head, row block) groups
 // to keep every thread busy.
-// AscendC kernel: the largest key tile (a multiple of 16 up to kMaxTileKeys, dividing
-// block_size for PA_BSND) whose q.k operands fit L0B / L1, then as many query rows per work item
-// as L0A / L0C / L1 and the UB (each row keeps k_pad (score, index) pairs) allow; work items
-// (batch, row group) split evenly over the platform's vector cores.
+// AscendC kernel (MIX 1:2): the largest key tile (a multiple of 16 up to kMaxTileKeys, dividing
+// block_size for PA_BSND) whose q.k operands fit L0B / L1 twice, then as many query rows per work
+// item as L0A / L0C / L1 and one AIV's UB (each AIV keeps k_pad (score, index) pairs for half the
+// rows) allow, then the largest key block per hand-off (up to kMaxBlockKeys) and head chunk the UB
+// holds; work items (batch, row group) split evenly over the platform's cube cores (block_dim <=
+// AIC count), the GM score workspace is two slots of m_pad x block_pad floats per AIC.
 #include <algorithm>
 #include <string>
 
@@ -49,22 +51,34 @@ CpuPlan compute(const Dims& d, const Args& a, int32_t threads) {
   return p;
 }
 
-constexpr int64_t kMaxTileKeys = 128;  // keys per q.k tile at most (one tile's sort stays small)
+constexpr int64_t kMaxTileKeys = 128;   // keys per Mmad at most (128 x D=128 fp16 = 32 KiB: two fit L0B)
+constexpr int64_t kMaxBlockKeys = 512;  // keys per hand-off (one Sort + at most one merge per row) at most
+constexpr int64_t kMaxHeadChunk = 16;
+constexpr int64_t kMinSplitKeys = 1024;  // keys per split at least: a split's fixed costs stay small
 constexpr int64_t kFractal = 16;
 constexpr int64_t kSortGroup = 32;
 constexpr int64_t kUbAlign = 32;
+constexpr int64_t kMaxMergeList = 4064;  // as the kernel: MrgSort lists of at most 4095 pairs
 
 int64_t ub_buffer(int64_t bytes) { return round_up(bytes, kUbAlign); }
 
-// Mirrors LightningIndexerKernel::Init's InitBuffer calls on the vector side.
-int64_t ub_bytes_of(int64_t heads, int64_t tile_pad, int64_t k_pad, int64_t rows, int64_t weight_bytes) {
-  return ub_buffer(heads * tile_pad * 4)          // scores of one row's heads
-         + 3 * ub_buffer(tile_pad * 4)            // acc, iota, idx
-         + 2 * ub_buffer(tile_pad * 8)            // sorted tile, sort scratch
-         + ub_buffer((k_pad + tile_pad) * 8)      // merge target / output staging
-         + ub_buffer(rows * k_pad * 8)            // running top-k lists
-         + ub_buffer(rows * heads * weight_bytes) // weights as loaded
-         + ub_buffer(rows * heads * 4);           // weights as float32
+// Mirrors Vector::Init's InitBuffer calls (kernel/lightning_indexer_vector.h): one AIV's UB.
+int64_t ub_bytes_of(int64_t heads, int64_t head_chunk, int64_t block_pad, int64_t k_pad, int64_t rows_per_aiv,
+                    int64_t weight_bytes) {
+  const int64_t take = std::min({block_pad, k_pad, kMaxMergeList});
+  return 2 * ub_buffer(head_chunk * block_pad * 4)  // scores of head_chunk heads, double buffered
+         + 3 * ub_buffer(block_pad * 4)             // acc, iota, idx
+         + 2 * ub_buffer(block_pad * 8)             // sorted block, sort scratch
+         + ub_buffer((k_pad + take) * 8)            // merge target / output staging
+         + ub_buffer(rows_per_aiv * k_pad * 8)      // running top-k lists
+         + ub_buffer(rows_per_aiv * heads * weight_bytes)  // weights as loaded
+         + ub_buffer(rows_per_aiv * heads * 4);     // weights as float32
+}
+
+// The AIC's L1 / L0 use (Cube::Init): q tile once, key tiles twice (double buffered), one L0C tile.
+bool cube_fits(int64_t m_pad, int64_t tile, int64_t D, int64_t elem, const aop_platform& p) {
+  return m_pad * D * elem <= p.l0a_bytes && 2 * tile * D * elem <= p.l0b_bytes && m_pad * tile * 4 <= p.l0c_bytes &&
+         (m_pad + 2 * tile) * D * elem <= p.l1_bytes;
 }
 
 LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_platform& p) {
@@ -95,25 +109,56 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
   const int64_t weight_bytes = static_cast<int64_t>(aop_dtype_size(a.weights.dtype));
   const int64_t D = d.head_dim, N1 = d.heads_q;
   const int64_t rows_wanted = std::max<int64_t>(1, d.q_rows);
+  // The largest key tile that fits; then as many rows per group as the cube memories and one
+  // AIV's UB (with the smallest block and one head per copy) allow; then the largest block and
+  // head chunk the UB still holds.
   for (int64_t tile = kMaxTileKeys; tile >= kFractal && t.rows_per_group == 0; tile -= kFractal) {
     if (a.layout_key == Layout::kPA_BSND && d.block_size % tile != 0) continue;
-    if (tile * D * elem > p.l0b_bytes) continue;
     const int64_t tile_pad = round_up(tile, kSortGroup);
     int64_t rows = 0;
     for (int64_t r = 1; r <= rows_wanted; ++r) {
       const int64_t m_pad = round_up(r * N1, kFractal);
-      if (m_pad * D * elem > p.l0a_bytes || m_pad * tile * 4 > p.l0c_bytes || (m_pad + tile) * D * elem > p.l1_bytes ||
-          r * N1 > 65535 ||
-          ub_bytes_of(N1, tile_pad, t.k_pad, r, weight_bytes) > p.ub_bytes) {
+      if (!cube_fits(m_pad, tile, D, elem, p) || r * N1 > 4095 ||
+          ub_bytes_of(N1, 1, tile_pad, t.k_pad, (r + 1) / 2, weight_bytes) > p.ub_bytes) {
         break;
       }
       rows = r;
     }
     if (rows == 0) continue;
     t.rows_per_group = static_cast<int32_t>(rows);
+    t.rows_per_aiv = static_cast<int32_t>((rows + 1) / 2);
     t.tile_keys = static_cast<int32_t>(tile);
-    t.tile_pad = static_cast<int32_t>(tile_pad);
     t.m_pad = static_cast<int32_t>(round_up(rows * N1, kFractal));
+    t.block_keys = t.tile_keys;
+    t.block_pad = static_cast<int32_t>(tile_pad);
+    t.head_chunk = 1;
+    // Prefer the larger block (fewer sorts and merges), with at least min(N1, 4) heads per copy;
+    // the smallest block takes any head chunk (one head always fits: rows were chosen so).
+    bool found = false;
+    for (int64_t block = kMaxBlockKeys / tile * tile; block >= tile && !found; block -= tile) {
+      const int64_t block_pad = round_up(block, kSortGroup);
+      for (int64_t hc = std::min(N1, kMaxHeadChunk); hc >= 1 && !found; hc /= 2) {
+        if ((hc >= std::min<int64_t>(N1, 4) || block == tile) &&
+            ub_bytes_of(N1, hc, block_pad, t.k_pad, t.rows_per_aiv, weight_bytes) <= p.ub_bytes) {
+          t.block_keys = static_cast<int32_t>(block);
+          t.block_pad = static_cast<int32_t>(block_pad);
+          t.head_chunk = static_cast<int32_t>(hc);
+          found = true;
+        }
+      }
+    }
+  }
+  // Keys per L0C tile (one Fixpipe): the most tiles of the block that L0C holds twice (so the
+  // Mmads of the next chunk overlap this one's Fixpipe), dividing the block; one tile at a time,
+  // single-buffered, when not even two tiles fit.
+  t.fix_keys = t.tile_keys;
+  t.c_buffers = 1;
+  for (int64_t f = t.block_keys; f >= t.tile_keys && t.rows_per_group > 0; f -= t.tile_keys) {
+    if (t.block_keys % f == 0 && 2 * static_cast<int64_t>(t.m_pad) * f * 4 <= p.l0c_bytes) {
+      t.fix_keys = static_cast<int32_t>(f);
+      t.c_buffers = 2;
+      break;
+    }
   }
   if (t.rows_per_group == 0) {
     throw aop::Error(AOP_VALUE_ERROR, "lightning_indexer: no kernel tiling fits " + std::string(p.soc) +
@@ -125,18 +170,42 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
   const int64_t slabs = d.batch + (a.layout_query == Layout::kTND ? 1 : 0);  // TND: + rows past the last end
   const int64_t items = slabs * t.groups_per_batch;
   t.items = static_cast<int32_t>(items);
-  const int64_t cores = std::max<int64_t>(1, p.aiv_cores);
-  t.block_dim = static_cast<int32_t>(std::clamp<int64_t>(items, 1, cores));
-  t.items_per_core = static_cast<int32_t>(items / t.block_dim);
-  t.cores_with_extra = static_cast<int32_t>(items % t.block_dim);
-  t.workspace_per_core = static_cast<int64_t>(t.m_pad) * t.tile_pad;
+  // MIX 1:2: one group per AIC (block_dim may not exceed the AIC count), two AIVs each. Each
+  // item's keys may be split so the AICs share the work evenly (decode: fewer items than AICs;
+  // or items that do not divide evenly): the splits' partial top-k lists meet in GM and are
+  // merged after a SyncAll of the AIVs. The split count minimises the per-AIC share of item work,
+  // ceil(items * s / AICs) / s, preferring fewer splits unless more save 10%; every split keeps
+  // at least kMinSplitKeys of the longest batch's keys.
+  const int64_t aics = std::max<int64_t>(1, p.aic_cores);
+  const int64_t max_keys = a.layout_key == Layout::kPA_BSND ? d.max_blocks * d.block_size : d.key_rows;
+  const int64_t max_splits = std::clamp<int64_t>(max_keys / kMinSplitKeys, 1, aics);
+  int64_t splits = 1;
+  double best = static_cast<double>((items + aics - 1) / aics);
+  for (int64_t s = 2; s <= max_splits && items > 0; ++s) {
+    const double share = static_cast<double>((items * s + aics - 1) / aics) / static_cast<double>(s);
+    if (share < 0.9 * best) {
+      best = share;
+      splits = s;
+    }
+  }
+  t.splits = static_cast<int32_t>(splits);
+  const int64_t units = items * splits;
+  t.units = static_cast<int32_t>(units);
+  t.block_dim = static_cast<int32_t>(std::clamp<int64_t>(units, 1, aics));
+  t.items_per_core = static_cast<int32_t>(units / t.block_dim);
+  t.cores_with_extra = static_cast<int32_t>(units % t.block_dim);
+  t.slot_floats = static_cast<int64_t>(t.m_pad) * t.block_pad;
+  t.workspace_per_aic = 2 * t.slot_floats;
+  t.partials_offset = t.block_dim * t.workspace_per_aic;
+  t.workspace_floats =
+      t.partials_offset + (splits > 1 ? units * t.rows_per_group * t.k_pad * 2 : 0);
   return t;
 }
 
 }  // namespace
 
 int64_t kernel_ub_bytes(const LightningIndexerTiling& t) {
-  return ub_bytes_of(t.heads, t.tile_pad, t.k_pad, t.rows_per_group, t.weights_float ? 4 : 2);
+  return ub_bytes_of(t.heads, t.head_chunk, t.block_pad, t.k_pad, t.rows_per_aiv, t.weights_float ? 4 : 2);
 }
 
 LightningIndexerTiling kernel_tiling(const Args& a, const Dims& d, const aop_platform& platform) {

@@ -1,6 +1,6 @@
 // The launch tiling of lightning_indexer: a POD written by host/tiling.cpp (from the platform's
 // core count and UB / L1 / L0 sizes) and read by the AscendC kernel (through GM on NPU, through
-// the emulator here).
+// the emulator here). A MIX 1:2 kernel: block_dim groups of 1 AIC + 2 AIVs.
 #pragma once
 #include <stdint.h>
 
@@ -23,14 +23,26 @@ struct LightningIndexerTiling {
   int32_t lengths_k;         // bytes per actual_seq_lengths_key entry: 0 (absent), 4 or 8
   int32_t table_bytes;       // bytes per block_table entry: 0 (no table), 4 or 8
   int32_t has_values;        // 1: write sparse_values too
-  int32_t rows_per_group;    // query rows of one work item (their running top-k lists fit in UB)
+  int32_t rows_per_group;    // query rows of one work item (one AIC's q tile)
+  int32_t rows_per_aiv;      // ceil(rows_per_group / 2): AIV 0 of the group takes the first ones, AIV 1 the rest
   int32_t m_pad;             // rows_per_group * N1 rounded up to 16: rows of the q tile (L0A)
-  int32_t tile_keys;         // keys per q.k tile (multiple of 16; divides block_size for PA_BSND)
-  int32_t tile_pad;          // tile_keys rounded up to 32 (sort granularity)
+  int32_t tile_keys;         // keys per Mmad (multiple of 16; divides block_size for PA_BSND)
+  int32_t block_keys;        // keys per hand-off (a multiple of tile_keys): one GM slot, one Sort + merge
+  int32_t fix_keys;          // keys per L0C tile / Fixpipe (a multiple of tile_keys dividing block_keys)
+  int32_t c_buffers;         // L0C tiles of fix_keys (2: double buffered, 1 when two do not fit)
+  int32_t block_pad;         // block_keys rounded up to 32 (sort granularity): the slot's row stride
+  int32_t head_chunk;        // heads of one workspace -> UB copy on the AIV
   int32_t groups_per_batch;  // row groups per batch slab: ceil(S1 / rows) or ceil(T1 / rows) (TND)
   int32_t items;             // work items: (batches [+1 for TND padding rows]) * groups_per_batch
-  int32_t block_dim;         // cores launched
-  int32_t items_per_core;    // every core gets this many items ...
+  int32_t splits;            // key splits per item (> 1 when there are fewer items than AICs: decode)
+  int32_t units;             // items * splits: what the AICs share out
+  int32_t block_dim;         // AIC count launched (MIX 1:2: 2 * block_dim AIVs); <= the platform's AICs
+  int32_t items_per_core;    // every group gets this many units ...
   int32_t cores_with_extra;  // ... and the first cores_with_extra get one more
-  int64_t workspace_per_core;  // float32 elements of the GM score workspace per core: m_pad * tile_pad
+  int32_t reserved;          // 0 (the int64 fields below stay aligned without padding)
+  int64_t slot_floats;       // float32 elements of one GM score slot: m_pad * block_pad
+  int64_t workspace_per_aic;  // float32 elements of the GM workspace per AIC: 2 slots (ping-pong)
+  int64_t partials_offset;   // splits > 1: float32 offset of the partial top-k lists in the workspace
+                             // (after block_dim * workspace_per_aic), [units, rows_per_group, k_pad, 2]
+  int64_t workspace_floats;  // float32 elements of the whole workspace
 };

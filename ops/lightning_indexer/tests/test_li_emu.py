@@ -3,9 +3,12 @@ li_cases' comparison rule (the README's tolerance holds for emu too: see "Tolera
 checks of the launch report (cube work and key traffic: every visible key tile is fetched and
 multiplied once per query-row group).
 
-Decode (S1 = 1..4) and prefill (S1 = 128) with S2 up to 16k; both sparse modes; PA_BSND plus
-BSND and TND; act_s1 > act_s2; sparse_count above and below the visible length; float16 and
-bfloat16 (float16 / bfloat16 / float32 weights). Small cases run both block orders.
+The kernel is a MIX 1:2 launch (one AIC and two AIVs per group, cross-core hand-offs through a
+ping-pong GM workspace); the emulator's race detector, hang and event-id checks run on every case.
+Decode (S1 = 1..4) and prefill (S1 = 128) with S2 up to 16k; both sparse modes; every layout
+pair; N1 in {1, 8, 64}; K in {1, 2048, 8192}; act_s1 > act_s2; sparse_count above and below the
+visible length; float16 and bfloat16 (query-dtype / float32 weights); the Ascend910B2 and
+Ascend910B4 presets. Small cases run both block orders.
 """
 from __future__ import annotations
 
@@ -24,56 +27,72 @@ if not core.HAS_EMU:
 D = 128
 
 
-# (shape, layout_query, layout_key, dtype, sparse_mode, weights_fp32, order)
+# (shape, layout_query, layout_key, dtype, sparse_mode, weights_fp32, order, soc)
+# A representative matrix, not the full product (the emulator is slow): every layout pair, both
+# sparse modes, N1 in {1, 8, 64}, K in {1, 2048, 8192}, decode S1 = 1..4 and prefill S1 = 128,
+# S2 up to 16k, float16 / bfloat16 with query-dtype and float32 weights, both platform presets;
+# the big shapes (S2 = 16k, K = 8192, N1 = 64) in a few cases.
+B2, B4 = "Ascend910B2", "Ascend910B4"
 CASES = [
     # decode, S2 up to 16k, K above (1000 visible) and below (16384) the visible length
     (Shape((1, 1), (1000, 16384), 8, D, 2048, block_size=128, name="decode-S1=1-S2=1000,16k"),
-     "BSND", "PA_BSND", "bfloat16", 3, False, "both"),
+     "BSND", "PA_BSND", "bfloat16", 3, False, "both", B2),
     (Shape((4, 3), (4096, 700), 16, D, 512, block_size=64, name="decode-S1=4,3-S2=4096,700"),
-     "BSND", "PA_BSND", "float16", 0, True, "in_order"),
+     "BSND", "PA_BSND", "float16", 0, True, "in_order", B4),
     (Shape((2,), (16384,), 64, D, 2048, block_size=128, name="decode-S1=2-N1=64-S2=16k"),
-     "BSND", "PA_BSND", "float16", 3, False, "in_order"),
+     "BSND", "PA_BSND", "float16", 3, False, "in_order", B2),
     # N1 = 1 and one query row: m = 1 would be GEMV (L0A read as ND); the kernel pads m to 16
     (Shape((1, 1), (300, 77), 1, D, 64, block_size=16, name="decode-N1=1-m=1"),
-     "BSND", "PA_BSND", "float16", 3, False, "in_order"),
-    # K = 8192: the running list merges as three MrgSort lists (<= 4095 pairs each)
-    (Shape((1, 1), (9000, 5000), 8, D, 8192, block_size=128, name="decode-K=8192"),
-     "BSND", "PA_BSND", "float16", 3, False, "in_order"),
+     "BSND", "PA_BSND", "float16", 3, False, "in_order", B4),
+    # K = 1 with N1 = 1 (one AIV of each group has no row: it still takes every hand-off)
+    (Shape((1, 2, 1), (500, 33, 0), 1, D, 1, extra_q=0, name="decode-N1=1-K=1-TND-BSND"),
+     "TND", "BSND", "bfloat16", 3, True, "both", B2),
+    # K = 8192 with N1 = 64: three MrgSort lists of the running top-k, Extract in two calls
+    (Shape((1, 1), (9000, 5000), 64, D, 8192, block_size=128, name="decode-N1=64-K=8192"),
+     "BSND", "PA_BSND", "bfloat16", 0, False, "in_order", B4),
     # prefill S1 = 128
     (Shape((128,), (1000,), 8, D, 256, block_size=128, name="prefill-S1=128-S2=1000"),
-     "BSND", "PA_BSND", "bfloat16", 3, False, "in_order"),
+     "BSND", "PA_BSND", "bfloat16", 3, False, "in_order", B2),
     (Shape((128,), (4096,), 4, D, 2048, block_size=256, extra_q=0, name="prefill-S1=128-S2=4096"),
-     "TND", "PA_BSND", "bfloat16", 0, True, "both"),
+     "TND", "PA_BSND", "bfloat16", 0, True, "both", B4),
     (Shape((128,), (8192,), 4, D, 1024, block_size=512, name="prefill-S1=128-S2=8192-BSND"),
-     "BSND", "BSND", "float16", 3, False, "in_order"),
+     "BSND", "BSND", "float16", 3, False, "in_order", B2),
     # small cases, both block orders
     (Shape((3, 1, 2), (40, 77, 5), 8, D, 32, block_size=16, name="small-PA-odd"),
-     "BSND", "PA_BSND", "float16", 3, False, "both"),
+     "BSND", "PA_BSND", "float16", 3, False, "both", B2),
     (Shape((20, 5), (12, 40), 8, D, 16, name="act_s1>act_s2-BSND"),
-     "BSND", "BSND", "float16", 3, False, "both"),
+     "BSND", "BSND", "float16", 3, False, "both", B4),
     (Shape((3, 5), (300, 77), 8, D, 64, extra_q=2, name="TND-TND"),
-     "TND", "TND", "bfloat16", 3, False, "both"),
+     "TND", "TND", "bfloat16", 3, False, "both", B2),
+    (Shape((2, 4), (600, 33), 8, D, 40, extra_q=1, name="BSND-TND"),
+     "BSND", "TND", "float16", 0, True, "both", B4),
     (Shape((2, 4), (50, 33), 12, D, 40, block_size=48, name="mode0-K-above"),
-     "BSND", "PA_BSND", "bfloat16", 0, True, "both"),
+     "BSND", "PA_BSND", "bfloat16", 0, True, "both", B2),
 ]
 
 
-def run_emu(args, dtype, mode, return_value=True, order="both"):
-    return core.run_emu(**args, sparse_mode=mode, return_value=return_value, order=order,
+def run_emu(args, dtype, mode, return_value=True, order="both", soc="Ascend910B2"):
+    return core.run_emu(**args, sparse_mode=mode, return_value=return_value, order=order, soc=soc,
                         dtype="bfloat16" if dtype == "bfloat16" else "")
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: str(c[0]))
 def test_matches_reference(case):
-    shape, lq, lk, dtype, mode, w32, order = case
+    shape, lq, lk, dtype, mode, w32, order, soc = case
     args = make(shape, lq, lk, dtype, seed=len(shape.s1) + mode, weights_fp32=w32,
                 length_dtype=np.int64 if mode else np.int32)
-    idx, val, report = run_emu(args, dtype, mode, order=order)
+    idx, val, report = run_emu(args, dtype, mode, order=order, soc=soc)
     assert idx.dtype == np.int32 and val.dtype == np.float32
     assert_topk(idx, val, reference_rows(args, dtype, mode), shape.k)
     assert report["kernel_name"] == "lightning_indexer_kernel"
     assert len(report["orders"]) == (2 if order == "both" else 1)
     assert 0 < report["max_ub_high_water"] <= report["ub_bytes"] == 196608
+    # a MIX 1:2 launch: block_dim groups of one AIC and two AIVs, block_dim <= the AIC count
+    tiling = core.kernel_tiling(**args, sparse_mode=mode, return_value=True, soc=soc,
+                                dtype="bfloat16" if dtype == "bfloat16" else "")
+    aics = 24 if soc == B2 else 20
+    assert report["block_dim"] == tiling["block_dim"] == min(tiling["units"], aics)
+    assert tiling["units"] == tiling["items"] * tiling["splits"]
 
 
 def test_ties_go_to_the_smaller_index_exactly():
@@ -133,20 +152,33 @@ def test_report_keys_fetched_once_per_row_group(mode):
     assert totals["cube_macs"] == macs
     full = tile * D * 2
     assert totals["gm_to_local"]["sizes"].get(full, 0) == key_tiles[full]
-    assert report["block_dim"] == tiling["block_dim"] == min(tiling["items"], 48)
+    assert report["block_dim"] == tiling["block_dim"] == min(tiling["units"], 24)  # AICs of 910B2
     assert report["max_ub_high_water"] == tiling["ub_bytes"]
 
 
 def test_tiling_follows_the_platform_and_sparse_count():
     small = make(Shape((1,), (100,), 64, D, 8192, block_size=128), "BSND", "PA_BSND", "float16")
     t = core.kernel_tiling(**small, sparse_mode=3)
-    assert t["k_pad"] == 8192 and t["rows_per_group"] == 1 and t["ub_bytes"] <= 196608
+    # each AIV keeps the running lists of its half of the group's rows: one 8192-pair list each
+    assert t["k_pad"] == 8192 and t["rows_per_group"] == 2 and t["rows_per_aiv"] == 1
+    assert t["ub_bytes"] <= 196608 and t["block_dim"] == 1
     t2 = core.kernel_tiling(**dict(small, sparse_count=100), sparse_mode=3)
     assert t2["k_pad"] == 128
     prefill = make(Shape((128,), (300,), 64, D, 2048, block_size=128, extra_q=0), "BSND", "PA_BSND", "float16")
     t3 = core.kernel_tiling(**prefill, sparse_mode=3)
     assert t3["m_pad"] * D * 2 <= 65536 and t3["rows_per_group"] == 4  # L0A: 256 rows of q
     assert t3["groups_per_batch"] == 32
+    # decode: fewer items than AICs, so each item's keys are split over the AICs (>= 1024 keys each)
+    decode = make(Shape((1,), (16384,), 64, D, 2048, block_size=128), "BSND", "PA_BSND", "float16")
+    td = core.kernel_tiling(**decode, sparse_mode=3)
+    assert td["items"] == 1 and td["splits"] == td["block_dim"] >= 8
+    td4 = core.kernel_tiling(**decode, sparse_mode=3, soc="Ascend910B4")
+    assert td4["splits"] == td4["block_dim"] >= 8
+    # 32 items on 24 AICs: 3 splits each share them evenly (4 units per AIC, not 1 or 2 items)
+    b32 = make(Shape((1,) * 32, (8192,) * 32, 8, D, 2048, block_size=128), "BSND", "PA_BSND", "float16")
+    t32 = core.kernel_tiling(**b32, sparse_mode=3)
+    assert t32["items"] == 32 and t32["splits"] == 3 and t32["units"] == 96 and t32["block_dim"] == 24
+    assert t3["splits"] == 1 and t3["block_dim"] == 24  # prefill: 32 items
     odd = make(Shape((1,), (100,), 8, D, 16, block_size=48), "BSND", "PA_BSND", "float16")
     assert core.kernel_tiling(**odd, sparse_mode=3)["tile_keys"] == 48  # divides block_size
 

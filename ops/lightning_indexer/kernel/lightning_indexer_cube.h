@@ -1,0 +1,180 @@
+// The AIC side of lightning_indexer: per unit (a work item, or one key split of it), the q tile
+// [rows * N1, D] goes GM -(Nd2Nz)-> L1 -(LoadData, Zz)-> L0A once; the unit's keys are walked in
+// blocks of block_keys, each block in Mmad tiles of tile_keys keys, each tile one contiguous GM
+// run (PA_BSND: part of one cache block found through block_table): GM -(Nd2Nz)-> L1
+// -(LoadData: NZ of k = ZN of k^T)-> L0B, Mmad (fp16 / bf16 in, fp32 accumulate, m padded to 16
+// so it is never GEMV) into L0C. The Mmads of a chunk of fix_keys keys (as many as L0C holds)
+// share one L0C tile, drained by one Fixpipe with ReLU into the block's GM slot [m, block_pad] at
+// the chunk's column. Then the slot is published to the group's two AIVs
+// (lightning_indexer_handshake.h). Key tiles are double buffered in L1 and L0B, L0C tiles when
+// two fit. No auto-sync exists on the AIC: every hand-off between its pipes is a queue event
+// (A1/B1 MTE2->MTE1, A2/B2 MTE1->M, CO1 M->FIX and back on free).
+#pragma once
+#include "kernel/lightning_indexer_handshake.h"
+#include "kernel/lightning_indexer_work.h"
+
+namespace lightning_indexer {
+
+template <typename T>
+class Cube {
+ public:
+  __aicore__ inline void Init(GM_ADDR query, GM_ADDR key, GM_ADDR lengths_q, GM_ADDR lengths_k, GM_ADDR block_table,
+                              GM_ADDR workspace, const LightningIndexerTiling& tiling) {
+    t_ = tiling;
+    const int64_t group = AscendC::GetBlockIdx();
+    work_.Init(t_, lengths_q, lengths_k, group);
+    table_.Init(block_table, t_.table_bytes);
+    q_total_ = t_.layout_query == 1 ? t_.q_rows : t_.batch * t_.q_rows;
+    key_total_ = t_.layout_key == 0 ? t_.batch * t_.key_rows : t_.key_rows;
+    query_.SetGlobalBuffer((__gm__ T*)query, q_total_ * t_.heads * t_.head_dim);
+    key_.SetGlobalBuffer((__gm__ T*)key, key_total_ * t_.head_dim);
+    workspace_.SetGlobalBuffer((__gm__ float*)workspace + group * t_.workspace_per_aic, t_.workspace_per_aic);
+    const uint32_t d = static_cast<uint32_t>(t_.head_dim);
+    pipe_.InitBuffer(q_l1_, 1, t_.m_pad * d * sizeof(T));
+    pipe_.InitBuffer(k_l1_, 2, t_.tile_keys * d * sizeof(T));
+    pipe_.InitBuffer(q_l0_, 1, t_.m_pad * d * sizeof(T));
+    pipe_.InitBuffer(k_l0_, 2, t_.tile_keys * d * sizeof(T));
+    pipe_.InitBuffer(c_l0_, t_.c_buffers, t_.m_pad * t_.fix_keys * sizeof(float));
+  }
+
+  __aicore__ inline void Process() {
+    for (int64_t u = work_.Begin(); u < work_.End(); ++u) {
+      const Item x = work_.GetUnit(u);
+      if (x.k1 > x.k0) ProcessItem(x);
+    }
+    handshake_.Drain();
+  }
+
+ private:
+  __aicore__ inline void ProcessItem(const Item& x) {
+    const int64_t n1 = t_.heads, d = t_.head_dim;
+    const int64_t m = (x.real_end - x.r0) * n1, m_pad = RoundUp(m, kFractalRows);
+    const int64_t first_q = (x.q_begin + x.r0) * n1;  // first row of the q tile, in [*, D] rows
+
+    LocalTensor<T> q_l1 = q_l1_.template AllocTensor<T>();
+    LoadNz(q_l1, query_[first_q * d], m, m_pad, q_total_ * n1 - first_q);
+    q_l1_.EnQue(q_l1);
+    q_l1 = q_l1_.template DeQue<T>();
+    LocalTensor<T> q_l0 = q_l0_.template AllocTensor<T>();
+    const int64_t d_fractals = d / kFractalRows;
+    for (int64_t i = 0; i < m_pad / kFractalRows; ++i) {  // fractal row i of NZ -> Zz row block i
+      AscendC::LoadData2DParams ld;
+      ld.startIndex = static_cast<uint16_t>(i);
+      ld.repeatTimes = static_cast<uint8_t>(d_fractals);
+      ld.srcStride = static_cast<uint16_t>(m_pad / kFractalRows);
+      ld.sid = 0;
+      ld.dstGap = 0;
+      ld.ifTranspose = false;
+      ld.addrMode = 0;
+      AscendC::LoadData(q_l0[i * d_fractals * kFractalRows * kFractalRows], q_l1, ld);
+    }
+    q_l1_.FreeTensor(q_l1);
+    q_l0_.EnQue(q_l0);
+    q_l0 = q_l0_.template DeQue<T>();
+
+    for (int64_t j0 = x.k0; j0 < x.k1; j0 += t_.block_keys) {
+      const int64_t nb = Min(t_.block_keys, x.k1 - j0);
+      const int32_t slot = handshake_.Acquire();
+      for (int64_t c = 0; c < nb; c += t_.fix_keys) {
+        ScoreChunk(x, q_l0, j0 + c, Min(t_.fix_keys, nb - c), m, m_pad, slot * t_.slot_floats + c);
+      }
+      handshake_.Publish(slot);
+    }
+    q_l0_.FreeTensor(q_l0);
+  }
+
+  // rows [n, D] of src into an L1 NZ tile of n_pad (multiple of 16) rows; rows past n are copies
+  // of loaded rows (read only where the GM run has them: `available` rows), never used.
+  __aicore__ inline void LoadNz(const LocalTensor<T>& dst, const GlobalTensor<T>& src, int64_t n, int64_t n_pad,
+                                int64_t available) {
+    const uint16_t d = static_cast<uint16_t>(t_.head_dim);
+    int64_t filled = Min(n_pad, available);
+    AscendC::DataCopy(dst, src, AscendC::Nd2NzParams(1, static_cast<uint16_t>(filled), d, 0, d,
+                                                     static_cast<uint16_t>(n_pad), 1, 0));
+    while (filled < n_pad) {
+      const int64_t c = Min(n_pad - filled, n);
+      AscendC::DataCopy(dst[static_cast<uint32_t>(filled * kFractalRows)], src,
+                        AscendC::Nd2NzParams(1, static_cast<uint16_t>(c), d, 0, d, static_cast<uint16_t>(n_pad), 1, 0));
+      filled += c;
+    }
+  }
+
+  // ReLU(q . k^T) of the q tile against keys [j0, j0 + n) (n <= fix_keys) into the slot's
+  // columns at `at`: one Mmad per key tile into one L0C tile, then one Fixpipe.
+  __aicore__ inline void ScoreChunk(const Item& x, const LocalTensor<T>& q_l0, int64_t j0, int64_t n, int64_t m,
+                                    int64_t m_pad, int64_t at) {
+    LocalTensor<float> c = c_l0_.template AllocTensor<float>();
+    for (int64_t i = 0; i < n; i += t_.tile_keys) {
+      // columns [i, i + tile) of the NZ L0C tile start at i * m_pad (16-column fractal blocks of m_pad rows)
+      ScoreTile(x, q_l0, c[static_cast<uint32_t>(i * m_pad)], j0 + i, Min(t_.tile_keys, n - i), m, m_pad);
+    }
+    c_l0_.EnQue(c);
+    c = c_l0_.template DeQue<float>();
+    AscendC::FixpipeParamsV220 fp;
+    fp.nSize = static_cast<uint16_t>(n);
+    fp.mSize = static_cast<uint16_t>(m);
+    fp.srcStride = static_cast<uint16_t>(m_pad);
+    fp.dstStride = static_cast<uint32_t>(t_.block_pad);
+    fp.reluEn = true;  // ReLU on the way out of L0C
+    AscendC::Fixpipe(workspace_[static_cast<uint64_t>(at)], c, fp);
+    c_l0_.FreeTensor(c);
+  }
+
+  // q . k^T of the q tile against keys [j0, j0 + n) (n <= tile_keys) into c.
+  __aicore__ inline void ScoreTile(const Item& x, const LocalTensor<T>& q_l0, const LocalTensor<float>& c, int64_t j0,
+                                   int64_t n, int64_t m, int64_t m_pad) {
+    const int64_t d = t_.head_dim, n_pad = RoundUp(n, kFractalRows);
+    int64_t row, available;
+    if (t_.layout_key == 2) {  // PA_BSND: a tile never crosses a cache block (tile_keys | block_size)
+      const int64_t block = table_.Get(x.batch * t_.max_blocks + j0 / t_.block_size);
+      row = block * t_.block_size + j0 % t_.block_size;
+      available = t_.block_size - j0 % t_.block_size;
+    } else {
+      row = x.k_begin + j0;
+      available = key_total_ - row;
+    }
+    LocalTensor<T> k_l1 = k_l1_.template AllocTensor<T>();
+    LoadNz(k_l1, key_[row * d], n, n_pad, available);
+    k_l1_.EnQue(k_l1);
+    k_l1 = k_l1_.template DeQue<T>();
+    LocalTensor<T> k_l0 = k_l0_.template AllocTensor<T>();
+    AscendC::LoadData2DParams ld;  // the NZ fractals of k [n, D] are the ZN fractals of k^T, in order
+    ld.startIndex = 0;
+    ld.repeatTimes = static_cast<uint8_t>((n_pad / kFractalRows) * (d / kFractalRows));
+    ld.srcStride = 1;
+    ld.sid = 0;
+    ld.dstGap = 0;
+    ld.ifTranspose = false;
+    ld.addrMode = 0;
+    AscendC::LoadData(k_l0, k_l1, ld);
+    k_l1_.FreeTensor(k_l1);
+    k_l0_.EnQue(k_l0);
+    k_l0 = k_l0_.template DeQue<T>();
+    // m = 1 (one head, one row) would switch the cube to GEMV, which reads L0A as ND instead of
+    // the Zz tile prepared here: pass m_pad (16) then. The padding rows are copies of real rows;
+    // Fixpipe moves only the m real ones.
+    AscendC::MmadParams mp;
+    mp.m = static_cast<uint16_t>(m == 1 ? m_pad : m);
+    mp.n = static_cast<uint16_t>(n);
+    mp.k = static_cast<uint16_t>(d);
+    AscendC::Mmad(c, q_l0, k_l0, mp);
+    k_l0_.FreeTensor(k_l0);
+  }
+
+  AscendC::TPipe pipe_;
+  AscendC::TQue<AscendC::TPosition::A1, 1> q_l1_;
+  AscendC::TQue<AscendC::TPosition::B1, 1> k_l1_;
+  AscendC::TQue<AscendC::TPosition::A2, 1> q_l0_;
+  AscendC::TQue<AscendC::TPosition::B2, 1> k_l0_;
+  AscendC::TQue<AscendC::TPosition::CO1, 1> c_l0_;
+  GlobalTensor<T> query_, key_;
+  GlobalTensor<float> workspace_;
+  IndexTensor table_;
+  Work work_;
+  CubeHandshake handshake_;
+  LightningIndexerTiling t_;
+  int64_t q_total_ = 0;
+  int64_t key_total_ = 0;
+};
+
+}  // namespace lightning_indexer

@@ -1,0 +1,60 @@
+// The cross-core hand-off of lightning_indexer (MIX 1 AIC : 2 AIV): the AIC of a group fills a
+// ping-pong pair of GM score slots, its two AIVs read them. Each slot has two cross-core flags
+// (CrossCoreSetFlag(ISASI).md, mode 2: an AIC set reaches both AIVs of its group; an AIV set
+// reaches the AIC once both AIVs have set):
+//   kScoresReady + slot  AIC -> AIVs  after the slot's last Fixpipe (PIPE_FIX)
+//   kSlotFree + slot     AIVs -> AIC  after the AIV's last read of the slot (PIPE_MTE2)
+// The AIC starts with two credits (both slots free) and waits for a slot's free flag only when it
+// reuses the slot; at the end it drains the outstanding frees, so no set is left pending. Both
+// AIVs take part in every hand-off, also when one of them has no rows of the group.
+#pragma once
+#include "kernel_operator.h"
+
+namespace lightning_indexer {
+
+using namespace AscendC;  // pipe_t (PIPE_FIX, ...) is global with CANN, in AscendC in the emulator
+
+constexpr int32_t kSlots = 2;
+constexpr uint16_t kScoresReady = 0;  // flags 0, 1
+constexpr uint16_t kSlotFree = 2;     // flags 2, 3
+
+// The AIC side: Acquire before writing slot n % 2 (the n-th block of this AIC), Publish after.
+class CubeHandshake {
+ public:
+  __aicore__ inline int32_t Acquire() {
+    const int32_t slot = static_cast<int32_t>(used_ % kSlots);
+    if (used_ >= kSlots) AscendC::CrossCoreWaitFlag(kSlotFree + slot);
+    return slot;
+  }
+  __aicore__ inline void Publish(int32_t slot) {
+    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(kScoresReady + slot);
+    ++used_;
+  }
+  // Waits for the frees not consumed by an Acquire (the last two blocks).
+  __aicore__ inline void Drain() {
+    const int64_t first = used_ > kSlots ? used_ - kSlots : 0;
+    for (int64_t n = first; n < used_; ++n) AscendC::CrossCoreWaitFlag(kSlotFree + static_cast<int32_t>(n % kSlots));
+  }
+
+ private:
+  int64_t used_ = 0;
+};
+
+// The AIV side: Await the n-th block's slot, Release it once read.
+class VectorHandshake {
+ public:
+  __aicore__ inline int32_t Await() {
+    const int32_t slot = static_cast<int32_t>(used_ % kSlots);
+    AscendC::CrossCoreWaitFlag(kScoresReady + slot);
+    return slot;
+  }
+  __aicore__ inline void Release(int32_t slot) {
+    AscendC::CrossCoreSetFlag<2, PIPE_MTE2>(kSlotFree + slot);
+    ++used_;
+  }
+
+ private:
+  int64_t used_ = 0;
+};
+
+}  // namespace lightning_indexer

@@ -1,0 +1,146 @@
+// What both core types of lightning_indexer agree on: the tiling (read from GM word by word), the
+// work items of a group (AIC GetBlockIdx(), AIV GetBlockIdx() / 2), each item's batch geometry and
+// its key blocks. The AIC and the two AIVs of a group walk the same items and blocks in the same
+// order: that is what keeps their hand-offs paired.
+#pragma once
+#include "kernel_operator.h"
+#include "kernel/lightning_indexer_tiling.h"
+
+namespace lightning_indexer {
+
+using AscendC::GlobalTensor;
+using AscendC::LocalTensor;
+
+constexpr int32_t kFractalRows = 16;  // rows of one L1 / L0 fractal
+constexpr int32_t kSortGroup = 32;    // Sort / Extract work on groups of 32 pairs
+
+__aicore__ inline int64_t Min(int64_t a, int64_t b) { return a < b ? a : b; }
+__aicore__ inline int64_t Max(int64_t a, int64_t b) { return a > b ? a : b; }
+__aicore__ inline int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+typedef uint32_t TilingWord __attribute__((may_alias));
+
+// The tiling is a POD in GM: copied in 32-bit words through a __gm__ pointer (the DK samples'
+// CopyTiling), never copy-constructed from a __gm__ lvalue.
+__aicore__ inline LightningIndexerTiling LoadTiling(GM_ADDR tiling_gm) {
+  static_assert(sizeof(LightningIndexerTiling) % sizeof(TilingWord) == 0, "the tiling is read in 32-bit words");
+  const __gm__ TilingWord* src = reinterpret_cast<const __gm__ TilingWord*>(tiling_gm);
+  LightningIndexerTiling tiling;
+  TilingWord* dst = reinterpret_cast<TilingWord*>(&tiling);
+  for (uint32_t i = 0; i < sizeof(LightningIndexerTiling) / sizeof(TilingWord); ++i) dst[i] = src[i];
+  return tiling;
+}
+
+// An int32 / int64 GM index tensor read one entry at a time by the scalar unit (lengths, block
+// table: inputs, never written).
+class IndexTensor {
+ public:
+  __aicore__ inline void Init(GM_ADDR data, int32_t bytes) {
+    bytes_ = bytes;
+    if (bytes == 8) i64_.SetGlobalBuffer((__gm__ int64_t*)data);
+    if (bytes == 4) i32_.SetGlobalBuffer((__gm__ int32_t*)data);
+  }
+  __aicore__ inline bool Present() const { return bytes_ != 0; }
+  __aicore__ inline int64_t Get(int64_t i) const {
+    return bytes_ == 8 ? i64_.GetValue(i) : static_cast<int64_t>(i32_.GetValue(i));
+  }
+
+ private:
+  GlobalTensor<int64_t> i64_;
+  GlobalTensor<int32_t> i32_;
+  int32_t bytes_ = 0;
+};
+
+// One work item: a group of query rows [r0, slab_end) of one batch slab. Rows [r0, real_end)
+// are real; the keys it needs are [0, extent) (the causal limit of the last real row). A unit is
+// one split of an item: its key blocks cover [k0, k1).
+struct Item {
+  int64_t batch;
+  int64_t q_begin;   // first flat query row of the batch's slab
+  int64_t act_s1;
+  int64_t act_s2;
+  int64_t k_begin;   // first key row (BSND / TND), 0 for PA_BSND
+  int64_t r0;
+  int64_t slab_end;
+  int64_t real_end;  // <= r0: no real rows
+  int64_t extent;    // keys the group needs (0: none)
+  int64_t split;     // which split of the item this unit is
+  int64_t k0, k1;    // the unit's keys (a multiple of block_keys from 0; empty when k0 >= k1)
+};
+
+class Work {
+ public:
+  __aicore__ inline void Init(const LightningIndexerTiling& t, GM_ADDR lengths_q, GM_ADDR lengths_k,
+                              int64_t group) {
+    t_ = &t;
+    lengths_q_.Init(lengths_q, t.lengths_q);
+    lengths_k_.Init(lengths_k, t.lengths_k);
+    begin_ = group * t.items_per_core + Min(group, t.cores_with_extra);  // units
+    end_ = begin_ + t.items_per_core + (group < t.cores_with_extra ? 1 : 0);
+  }
+  __aicore__ inline int64_t Begin() const { return begin_; }
+  __aicore__ inline int64_t End() const { return end_; }
+
+  // Unit u: split u % splits of item u / splits. Split s covers keys [s * L, (s + 1) * L) of the
+  // item's extent, L = ceil(extent / splits) rounded up to whole blocks.
+  __aicore__ inline Item GetUnit(int64_t u) const {
+    Item x = Get(u / t_->splits);
+    x.split = u % t_->splits;
+    const int64_t len = RoundUp((x.extent + t_->splits - 1) / t_->splits, t_->block_keys);
+    x.k0 = Min(x.split * len, x.extent);
+    x.k1 = Min(x.k0 + len, x.extent);
+    return x;
+  }
+
+  __aicore__ inline Item Get(int64_t item) const {
+    const LightningIndexerTiling& t = *t_;
+    Item x{};
+    const int64_t b = item / t.groups_per_batch;
+    x.batch = b;
+    int64_t slab = 0;
+    if (t.layout_query == 1) {  // TND: cumulative ends; batch B is the padding past the last end
+      x.q_begin = b > 0 ? lengths_q_.Get(b - 1) : 0;
+      if (b == t.batch) {
+        slab = t.q_rows - x.q_begin;
+      } else {
+        x.act_s1 = lengths_q_.Get(b) - x.q_begin;
+        slab = x.act_s1;
+      }
+    } else {
+      x.q_begin = b * t.q_rows;
+      slab = t.q_rows;
+      x.act_s1 = lengths_q_.Present() ? lengths_q_.Get(b) : t.q_rows;
+    }
+    if (b < t.batch) {
+      if (t.layout_key == 1) {
+        x.k_begin = b > 0 ? lengths_k_.Get(b - 1) : 0;
+        x.act_s2 = lengths_k_.Get(b) - x.k_begin;
+      } else if (t.layout_key == 0) {
+        x.k_begin = b * t.key_rows;
+        x.act_s2 = lengths_k_.Present() ? lengths_k_.Get(b) : t.key_rows;
+      } else {
+        x.act_s2 = lengths_k_.Get(b);
+      }
+    }
+    x.r0 = (item % t.groups_per_batch) * t.rows_per_group;
+    x.slab_end = Min(x.r0 + t.rows_per_group, slab);
+    x.real_end = Min(x.slab_end, x.act_s1);
+    x.extent = x.real_end > x.r0 ? Limit(x, x.real_end - 1) : 0;
+    x.k1 = x.extent;
+    return x;
+  }
+
+  // Keys visible to row r of the batch: [0, limit).
+  __aicore__ inline int64_t Limit(const Item& x, int64_t r) const {
+    if (t_->sparse_mode == 0) return x.act_s2;
+    return Min(Max(x.act_s2 - x.act_s1 + r + 1, 0), x.act_s2);
+  }
+
+ private:
+  const LightningIndexerTiling* t_ = nullptr;
+  IndexTensor lengths_q_, lengths_k_;
+  int64_t begin_ = 0;
+  int64_t end_ = 0;
+};
+
+}  // namespace lightning_indexer
