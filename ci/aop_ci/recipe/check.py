@@ -84,7 +84,11 @@ def _install_and_check(op: Package, result, channels: List[Path], probes: Path, 
     cache = workdir / "rattler-cache"
     spec = f"{result.name} =={result.version} {result.build_string}"
     out: Dict[str, object] = {"spec": spec}
-    records = _solve(channels, [spec], cache)
+    # the framework the variant's adapters are built against, from the stand-ins channel
+    frameworks = {"torch": ["pytorch"], "mindspore": ["mindspore"], "all": ["pytorch", "mindspore"]}
+    extra = frameworks.get(result.build_string.split("_")[0], [])
+    out["with"] = extra
+    records = _solve(channels, [spec, *extra], cache)
     out["solved"] = sorted(f"{x.name.normalized}-{x.version}-{x.build}" for x in records)
     prefix = workdir / "prefixes" / f"{op.op}-{result.build_string}"
     shutil.rmtree(prefix, ignore_errors=True)
