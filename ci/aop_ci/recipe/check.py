@@ -78,9 +78,10 @@ def _subdir() -> str:
     return str(r.Platform.current())
 
 
-def _install_and_check(op: Package, result, channels: List[Path], probes: Path, workdir: Path,
-                       log) -> Dict[str, object]:
+def _install_and_check(op: Package, result, channels: List[Path], probes: Path,
+                       workdir: Path) -> Dict[str, object]:
     import rattler as r
+    from rattler.exceptions import SolverError
     cache = workdir / "rattler-cache"
     spec = f"{result.name} =={result.version} {result.build_string}"
     out: Dict[str, object] = {"spec": spec}
@@ -99,7 +100,7 @@ def _install_and_check(op: Package, result, channels: List[Path], probes: Path, 
     env.pop("VIRTUAL_ENV", None)
     proc = subprocess.run([str(prefix / "bin" / "ascend-ops"), "check", op.op], env=env,
                           capture_output=True, text=True, timeout=900)
-    log(proc.stdout + proc.stderr)
+    out["check_output"] = (proc.stdout + proc.stderr)[-3000:]
     out["prefix"] = str(prefix)
     out["check"] = "ok" if proc.returncode == 0 else f"failed ({proc.returncode})"
     # The probes: each refused beside the op; the op alone still gets the built common.
@@ -108,7 +109,7 @@ def _install_and_check(op: Package, result, channels: List[Path], probes: Path, 
         try:
             _solve(channels + [probes], [spec, rec_spec], cache)
             refused[rec_spec] = "INSTALLABLE (wrong)"
-        except Exception as exc:  # rattler's SolverError: the expected outcome
+        except SolverError as exc:  # the expected outcome
             refused[rec_spec] = "refused: " + str(exc).strip().splitlines()[0][:200]
     out["refused"] = refused
     alone = _solve(channels + [probes], [spec], cache)
@@ -204,8 +205,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                     echo=args.verbose)
         except Exception as exc:  # rattler-build's error: build or test failed
             entry["build"] = f"FAILED: {exc}"
-            say(f"   FAILED ({time.monotonic() - t0:.0f}s): {exc} "
-                f"(log: {workdir / (pkg.dir.replace('/', '_') + '.log')})")
+            log = workdir / (pkg.dir.replace("/", "_") + ".log")
+            tail = log.read_text(errors="replace").splitlines()[-40:] if log.is_file() else []
+            say("\n".join(["   " + line for line in tail]))
+            say(f"   FAILED ({time.monotonic() - t0:.0f}s): {exc} (whole log: {log})")
             failed = True
             save()
             if pkg.kind == "common":
@@ -222,7 +225,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             for r in results:
                 try:
                     res = _install_and_check(pkg, r, [channel, workdir / "stand-ins"], probes,
-                                             workdir, lambda text: None)
+                                             workdir)
                 except Exception as exc:
                     res = {"spec": r.build_string, "check": f"failed: {exc}"}
                 entry["install"].append(res)  # type: ignore[union-attr]
@@ -230,6 +233,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 all_refused = bool(refused) and all(v.startswith("refused") for v in refused.values())
                 real_common = "aop_probe" not in str(res.get("common_chosen_with_probes"))
                 failed |= res.get("check") != "ok" or not all_refused or not real_common
+                if res.get("check") != "ok":
+                    say(str(res.get("check_output", "")))
                 say(f"   installed alone ({res.get('spec')}): ascend-ops check {pkg.op}: "
                     f"{res.get('check')}; common of another minor or ABI: "
                     f"{'refused' if all_refused else refused}; common chosen: "
