@@ -2,7 +2,7 @@
 
 The run builds every package's CPU variant (framework=none, cann=none) for real with
 rattler-build, runs the recipes' tests, installs each op alone; then, reusing the channel
-(``--skip-existing``: common is not rebuilt), the first op's torch variant. The tests read its
+(``--skip-existing``: common is not rebuilt), every op's ``framework=torch`` variant. The tests read its
 report, its channel and its prefixes. ``AOP_RECIPE_CHECK_WORKDIR`` keeps the work directory
 somewhere known (and lets a re-run reuse its packages).
 """
@@ -39,13 +39,11 @@ def real_recipe_check(tmp_path_factory, repo_packages):
 
 @pytest.fixture(scope="session")
 def real_recipe_check_torch(real_recipe_check, repo_packages):
-    """The first op's ``framework=torch`` variant, built into the same channel."""
-    ops = [p for p in repo_packages if p.kind == "op"]
-    if not ops:
+    """Every op's ``framework=torch`` variant, built into the same channel."""
+    if not any(p.kind == "op" for p in repo_packages):
         pytest.skip("no op in the repository")
     workdir = Path(real_recipe_check["workdir"])
-    report = recipe_check(ROOT, workdir, "--package", ops[0].name, "--variant", "framework=torch",
-                          "--skip-existing", report="report-torch.json")
-    report["op"] = ops[0]
+    report = recipe_check(ROOT, workdir, "--variant", "framework=torch", "--skip-existing",
+                          report="report-torch.json")
     report["workdir"] = str(workdir)
     return report

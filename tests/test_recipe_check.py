@@ -103,14 +103,18 @@ def test_an_op_refuses_another_common(real_recipe_check, repo_packages):
                 if r["name"] == common.name)
 
 
-def test_torch_variant_builds_and_runs_its_adapter(real_recipe_check_torch):
+def test_torch_variants_build_and_run_their_adapter(real_recipe_check_torch, repo_packages):
     report = real_recipe_check_torch
-    op = report["op"]
     assert report["returncode"] == 0, report["output"][-4000:]
-    entry = report["packages"][op.name]
-    assert [b["build_string"].split("_")[:2] for b in entry["built"]] == [["torch", "cpu"]]
-    rec = next(r for r in _repodata(report).values() if r["build"].startswith("torch_cpu"))
-    assert "pytorch ==2.13.0" in rec.get("constrains", [])
-    assert all(res["check"] == "ok" for res in entry["install"])
-    log = (Path(report["workdir"]) / (op.dir.replace("/", "_") + ".log")).read_text()
-    assert "AOP_WITH_TORCH=ON" in log or "pytorch" in log
+    records = _repodata(report)
+    for op in (p for p in repo_packages if p.kind == "op"):
+        entry = report["packages"][op.name]
+        assert [b["build_string"].split("_")[:2] for b in entry["built"]] == [["torch", "cpu"]]
+        rec = next(r for r in records.values()
+                   if r["name"] == op.name and r["build"].startswith("torch_cpu"))
+        assert "pytorch ==2.13.0" in rec.get("constrains", [])
+        assert not any(d.startswith("pytorch") for d in rec["depends"]), "torch stays optional"
+        for res in entry["install"]:
+            assert res["check"] == "ok" and res["with"] == ["pytorch"], res
+            assert any(s.startswith("pytorch-") for s in res["solved"])
+            assert re.search(r"cpu\s+torch eager\s+passed", res["check_output"]), res["check_output"]

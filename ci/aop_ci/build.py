@@ -80,6 +80,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="channel the conda build solves from (repeatable), e.g. conda-forge")
     p.add_argument("--variant", action="append", default=[], metavar="KEY=VALUE",
                    help="build only this value of a recipes/variants.yaml key (repeatable)")
+    p.add_argument("--env-isolation", choices=("conda-build", "strict"), default="conda-build",
+                   help="rattler-build's isolation of the build environment: conda-build's "
+                        "(the default: CANN's environment reaches the build on Ascend runners) "
+                        "or strict (ci/recipe-check's)")
     p.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     p.add_argument("--root", default=str(ROOT), help="repository root (default: this checkout)")
     return p
@@ -133,7 +137,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             from .recipe import rattler
             try:
                 rattler.build(root, root / pkg.recipe_dir, conda_out, args.channel,
-                              overrides=variants, echo=True)
+                              overrides=variants, echo=True, isolation=args.env_isolation)
             except Exception as exc:  # rattler-build's error: a build or a test failed
                 print(f"ci/build: conda build of {pkg.name} failed: {exc}", file=sys.stderr)
                 return 1

@@ -88,11 +88,15 @@ def _patchelf_on_path(workdir: Path) -> None:
 def build(root: Path, recipe: Path, output_dir: Path, channels: Sequence[str],
           overrides: Optional[Dict[str, List[str]]] = None, test: bool = True,
           skip_existing: bool = False, log: Optional[Path] = None, echo: bool = False,
-          extra_context: Optional[dict] = None, variants: bool = True) -> list:
+          extra_context: Optional[dict] = None, variants: bool = True,
+          isolation: str = "strict") -> list:
     """Build every variant of ``recipe`` (``recipes/variants.yaml`` + ``overrides``) into the
     channel ``output_dir``, which is searched first; run the recipe's tests unless ``test`` is
-    False. Returns rattler-build's BuildResults; raises its error on a failed build or test."""
-    from rattler_build import Stage0Recipe, ToolConfiguration, VariantConfig
+    False. ``isolation``: rattler-build's environment isolation of the build script, ``strict``
+    (here: nothing of this machine's environment leaks in) or ``conda-build`` (the release
+    runners: CANN's set_env.sh environment reaches the build, as under conda-build).
+    Returns rattler-build's BuildResults; raises its error on a failed build or test."""
+    from rattler_build import EnvironmentIsolation, Stage0Recipe, ToolConfiguration, VariantConfig
     output_dir.mkdir(parents=True, exist_ok=True)
     _patchelf_on_path(output_dir.parent)
     tool = ToolConfiguration(test_strategy="native" if test else "skip",
@@ -105,7 +109,9 @@ def build(root: Path, recipe: Path, output_dir: Path, channels: Sequence[str],
             tool_config=tool, output_dir=output_dir,
             channels=[uri(output_dir)] + [uri(c) for c in channels],
             progress_callback=logger, package_format="conda", no_build_id=False,
-            render_config=_render_config(extra=extra_context))
+            render_config=_render_config(extra=extra_context),
+            env_isolation={"strict": EnvironmentIsolation.STRICT,
+                           "conda-build": EnvironmentIsolation.CONDA_BUILD}[isolation])
     finally:
         logger.file.close()
 
