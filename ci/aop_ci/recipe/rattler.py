@@ -8,7 +8,6 @@ experimental rattler-build feature, hence ``experimental=True``.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import sys
@@ -16,7 +15,7 @@ import sysconfig
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
-__all__ = ["VARIANTS", "build", "render", "index", "uri"]
+__all__ = ["VARIANTS", "build", "render", "uri"]
 
 VARIANTS = Path("recipes") / "variants.yaml"
 
@@ -114,9 +113,3 @@ def build(root: Path, recipe: Path, output_dir: Path, channels: Sequence[str],
                            "conda-build": EnvironmentIsolation.CONDA_BUILD}[isolation])
     finally:
         logger.file.close()
-
-
-def index(channel: Path) -> None:
-    """(Re)write the channel's repodata with rattler's indexer."""
-    from rattler.index import index_fs
-    asyncio.run(index_fs(channel, write_zst=False, write_shards=False, force=True))
