@@ -220,9 +220,8 @@ def make_toy_repo(dest: Path, files: Optional[Dict[str, str]] = None,
     shutil.copytree(ROOT / "common" / "recipe", dest / "common" / "recipe", dirs_exist_ok=True)
     for op in ["toy_op", *extra_ops]:
         shutil.copytree(first_op_recipe(), dest / "ops" / op / "recipe", dirs_exist_ok=True)
-    for name in ("conda_build_config.yaml", "recipe-check.yaml"):
-        (dest / "recipes").mkdir(exist_ok=True)
-        shutil.copy2(ROOT / "recipes" / name, dest / "recipes" / name)
+    (dest / "recipes").mkdir(exist_ok=True)
+    shutil.copy2(ROOT / "recipes" / "variants.yaml", dest / "recipes" / "variants.yaml")
     if edit is not None:
         edit(dest)
     if commit:
@@ -241,17 +240,14 @@ def replace_in(path: Path, old: str, new: str, count: int = 1) -> None:
     path.write_text(text.replace(old, new, count), encoding="utf-8")
 
 
-def recipe_check(root: Path, workdir: Path, *args: str, timeout: float = 1800) -> dict:
+def recipe_check(root: Path, workdir: Path, *args: str, timeout: float = 1800,
+                 report: str = "report.json") -> dict:
     """Run ``ci/recipe-check`` on ``root``; return its JSON report plus ``returncode`` / ``output``."""
-    report_path = workdir / "report.json"
+    report_path = workdir / report
+    workdir.mkdir(parents=True, exist_ok=True)
     proc = run_ci("recipe-check", "--root", root, "--workdir", workdir, "--json", report_path,
                   *args, timeout=timeout)
-    report = json.loads(report_path.read_text()) if report_path.is_file() else {}
-    report["returncode"] = proc.returncode
-    report["output"] = proc.stdout + proc.stderr
-    return report
-
-
-def stage_status(report: dict, package: str) -> Dict[str, str]:
-    """``{stage: status}`` of one package in a recipe-check report."""
-    return {k: v["status"] for k, v in report["packages"][package]["stages"].items()}
+    result = json.loads(report_path.read_text()) if report_path.is_file() else {"packages": {}}
+    result["returncode"] = proc.returncode
+    result["output"] = proc.stdout + proc.stderr
+    return result

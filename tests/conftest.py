@@ -1,8 +1,9 @@
 """Session fixtures of the cross-op tests: one real ``ci/recipe-check`` run over the repository.
 
-The run builds every package's CPU variant (``recipes/recipe-check.yaml``) once and, reusing
-the channel (``--skip-existing``), the first op's torch variant; the tests read its report,
-its channel and its prefixes. ``AOP_RECIPE_CHECK_WORKDIR`` keeps the work directory
+The run builds every package's CPU variant (framework=none, cann=none) for real with
+rattler-build, runs the recipes' tests, installs each op alone; then, reusing the channel
+(``--skip-existing``: common is not rebuilt), every op's ``framework=torch`` variant. The tests read its
+report, its channel and its prefixes. ``AOP_RECIPE_CHECK_WORKDIR`` keeps the work directory
 somewhere known (and lets a re-run reuse its packages).
 """
 
@@ -30,7 +31,6 @@ def real_recipe_check(tmp_path_factory, repo_packages):
     """The report of ``ci/recipe-check`` over every package of this repository."""
     keep = os.environ.get("AOP_RECIPE_CHECK_WORKDIR")
     workdir = Path(keep) if keep else tmp_path_factory.mktemp("recipe-check")
-    workdir.mkdir(parents=True, exist_ok=True)
     args = ["--skip-existing"] if keep else []
     report = recipe_check(ROOT, workdir, *args)
     report["workdir"] = str(workdir)
@@ -39,16 +39,11 @@ def real_recipe_check(tmp_path_factory, repo_packages):
 
 @pytest.fixture(scope="session")
 def real_recipe_check_torch(real_recipe_check, repo_packages):
-    """The first op's ``framework=torch`` variant, built into the same channel."""
-    ops = [p for p in repo_packages if p.kind == "op"]
-    if not ops:
+    """Every op's ``framework=torch`` variant, built into the same channel."""
+    if not any(p.kind == "op" for p in repo_packages):
         pytest.skip("no op in the repository")
-    workdir = Path(real_recipe_check["workdir"]) / "torch"
-    workdir.mkdir(exist_ok=True)
-    channel = Path(real_recipe_check["workdir"]) / "channel"
-    if channel.is_dir() and not (workdir / "channel").exists():
-        (workdir / "channel").symlink_to(channel)
-    report = recipe_check(ROOT, workdir, "--package", ops[0].name, "--variant", "framework=torch",
-                          "--skip-existing")
-    report["op"] = ops[0]
+    workdir = Path(real_recipe_check["workdir"])
+    report = recipe_check(ROOT, workdir, "--variant", "framework=torch", "--skip-existing",
+                          report="report-torch.json")
+    report["workdir"] = str(workdir)
     return report

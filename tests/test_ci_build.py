@@ -1,22 +1,16 @@
-"""ci/build: wheels of the touched packages here; `conda build` where conda exists."""
+"""ci/build: wheels of the touched packages; conda packages built by rattler-build."""
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import stat
 import zipfile
 from pathlib import Path
-
-import pytest
 
 from ci_helpers import ROOT, commit_all, git, make_toy_repo, run_ci
 
 
 def test_help():
     proc = run_ci("build", "--help")
-    assert proc.returncode == 0 and "conda build" in " ".join(proc.stdout.split())
+    assert proc.returncode == 0 and "rattler-build" in " ".join(proc.stdout.split())
 
 
 def test_needs_a_selection():
@@ -25,7 +19,7 @@ def test_needs_a_selection():
 
 
 def test_dry_run_builds_common_first(repo_packages):
-    proc = run_ci("build", "--all", "--dry-run", "--conda", "never", "--out", "/tmp/unused-dist")
+    proc = run_ci("build", "--all", "--dry-run", "--conda", "no", "--out", "/tmp/unused-dist")
     assert proc.returncode == 0, proc.stderr
     wheels = [line for line in proc.stdout.splitlines() if " pip wheel " in line]
     assert [line.split(" pip wheel ")[1].split()[0] for line in wheels] == [
@@ -39,7 +33,7 @@ def test_range_builds_only_the_touched_op(tmp_path):
     with open(repo / "ops/alpha_op/CMakeLists.txt", "a") as fh:
         fh.write("# change\n")
     commit_all(repo, "alpha")
-    proc = run_ci("build", f"{base}...HEAD", "--root", repo, "--dry-run", "--conda", "never")
+    proc = run_ci("build", f"{base}...HEAD", "--root", repo, "--dry-run", "--conda", "no")
     assert proc.returncode == 0, proc.stderr
     assert "ascend-op-alpha-op 0.1.0" in proc.stdout and "toy_op" not in proc.stdout
 
@@ -47,7 +41,7 @@ def test_range_builds_only_the_touched_op(tmp_path):
 def test_wheels_are_built_for_real(tmp_path):
     repo = make_toy_repo(tmp_path / "toy")
     out = tmp_path / "dist"
-    proc = run_ci("build", "--all", "--root", repo, "--out", out, "--conda", "never")
+    proc = run_ci("build", "--all", "--root", repo, "--out", out, "--conda", "no")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     wheels = sorted(p.name for p in (out / "wheels").glob("*.whl"))
     assert [w.split("-")[:2] for w in wheels] == [["ascend_op_common", "0.1.0"],
@@ -56,37 +50,28 @@ def test_wheels_are_built_for_real(tmp_path):
         assert "ascend_ops/toy_op/__init__.py" in zf.namelist()
 
 
-def _fake_conda(bindir: Path, log: Path) -> None:
-    bindir.mkdir(parents=True)
-    conda = bindir / "conda"
-    conda.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {log}\n")
-    conda.chmod(conda.stat().st_mode | stat.S_IEXEC)
-
-
-def test_conda_build_where_conda_exists(tmp_path, repo_packages):
-    """A stand-in `conda` on PATH records the command ci/build hands to conda-build."""
-    log = tmp_path / "conda-args"
-    _fake_conda(tmp_path / "bin", log)
-    out = tmp_path / "dist"
+def test_conda_dry_run_says_what_rattler_build_builds(tmp_path, repo_packages):
     op = next(p for p in repo_packages if p.kind == "op")
-    env = {"PATH": f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}"}
-    proc = run_ci("build", "--package", op.name, "--wheels", "no", "--conda", "always",
-                  "--out", out, "--channel", "conda-forge", "--variant", "framework=torch", env=env)
+    proc = run_ci("build", "--package", op.name, "--wheels", "no", "--conda", "yes", "--dry-run",
+                  "--out", tmp_path / "dist", "--channel", "conda-forge", "--variant",
+                  "framework=torch")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    args = log.read_text().splitlines()
-    assert args[:2] == ["build", str(ROOT / op.recipe_dir)]
-    assert args[args.index("-m") + 1] == str(ROOT / "recipes" / "conda_build_config.yaml")
-    assert args[args.index("--output-folder") + 1] == str(out / "conda")
-    assert "conda-forge" in args and (out / "conda").as_uri() in args
-    assert json.loads(args[args.index("--variants") + 1]) == {"framework": ["torch"]}
-    assert (out / "conda" / "noarch" / "repodata.json").is_file()
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("+ rattler-build"))
+    assert str(ROOT / op.recipe_dir) in line and "recipes/variants.yaml" in line
+    assert "'framework': ['torch']" in line and "conda-forge" in line
 
 
-@pytest.mark.skipif(shutil.which("conda") is not None, reason="conda is installed on this machine")
-def test_without_conda_auto_says_so_and_always_fails(tmp_path):
+def test_conda_packages_are_built_by_rattler_build(tmp_path):
+    """ci/build --conda yes on the toy, against the stand-ins channel ci/recipe-check makes."""
+    from aop_ci.recipe import standins
     repo = make_toy_repo(tmp_path / "toy")
-    proc = run_ci("build", "--all", "--root", repo, "--wheels", "no", "--out", tmp_path / "d")
-    assert proc.returncode == 0 and "conda not found" in proc.stdout
-    proc = run_ci("build", "--all", "--root", repo, "--wheels", "no", "--conda", "always",
-                  "--out", tmp_path / "d")
-    assert proc.returncode == 2 and "conda is not on PATH" in proc.stderr
+    ctx = standins.make_channel(tmp_path / "work", repo)
+    machine = [f"--variant={k}={v[0]}" for k, v in standins.compiler_overrides(ctx).items()]
+    out = tmp_path / "dist"
+    proc = run_ci("build", "--all", "--root", repo, "--wheels", "no", "--conda", "yes",
+                  "--out", out, "--channel", tmp_path / "work" / "stand-ins",
+                  "--variant", "framework=none", "--variant", "cann=none", *machine)
+    assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
+    built = sorted(p.name for p in (out / "conda").glob("*/*.conda"))
+    assert [b.split("-0.1.0-")[0] for b in built] == ["ascend-op-common", "ascend-op-toy-op"]
+    assert "all tests passed" in proc.stdout

@@ -76,7 +76,7 @@ def test_docs_only_change_touches_nothing(toy):
 
 def test_channel_config_touches_every_package(toy):
     repo, base = toy
-    edit(repo, "recipes/conda_build_config.yaml")
+    edit(repo, "recipes/variants.yaml")
     commit_all(repo, "variants")
     assert changed(repo, f"{base}...HEAD")["packages"] == [TOY_COMMON, *TOY_OPS]
 

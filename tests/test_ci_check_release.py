@@ -186,7 +186,7 @@ def test_this_repository_tags():
 def test_pin_places_match_common_recipe():
     """check-release asks every op for a bump exactly when common crosses its run_exports pin."""
     from aop_ci.release import PIN_PLACES
-    recipe = (ROOT / "common" / "recipe" / "meta.yaml").read_text()
-    m = re.search(r"pin_subpackage\([^)]*max_pin=[\"']([x.]+)[\"']", recipe)
-    assert m, "common's run_exports pin_subpackage(..., max_pin=...) not found"
+    recipe = (ROOT / "common" / "recipe" / "recipe.yaml").read_text()
+    m = re.search(r"pin_subpackage\([^)]*upper_bound=[\"']([x.]+)[\"']", recipe)
+    assert m, "common's run_exports pin_subpackage(..., upper_bound=...) not found"
     assert len(m.group(1).split(".")) == PIN_PLACES

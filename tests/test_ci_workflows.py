@@ -83,6 +83,7 @@ def test_pull_requests_test_touched_packages_on_cpu():
     assert package["runs-on"].startswith("ubuntu")
     runs = "\n".join(s.get("run", "") for s in package["steps"])
     assert "ci/recipe-check --package" in runs and "ci/build --package" in runs
+    assert "--variant framework=torch" in runs  # the CPU variants: none and torch
     changed = data["jobs"]["changed"]
     assert set(changed["outputs"]) >= {"matrix", "any", "infra"}
     assert any("ci/changed" in s.get("run", "") and "--github-output" in s.get("run", "")
@@ -110,7 +111,8 @@ def test_release_builds_one_package_on_ascend_and_publishes():
         assert "self-hosted" in entry["runner"] and "ascend-npu" in entry["runner"]
     build_runs = "\n".join(s.get("run", "") for s in build["steps"])
     assert "set_env.sh" in build_runs and "npu-smi" in build_runs
-    assert '--package "$PACKAGE"' in build_runs and "--conda always" in build_runs
+    assert '--package "$PACKAGE"' in build_runs and "--conda yes" in build_runs
+    assert "py-rattler-build" in build_runs and "conda-build" not in build_runs
     publish = jobs["publish"]
     assert set(publish["needs"]) == {"resolve", "build"}
     publish_runs = "\n".join(s.get("run", "") for s in publish["steps"])

@@ -1,133 +1,120 @@
-"""ci/recipe-check over this repository's real packages (one run, shared by these tests):
-every recipe passes every stage, each op installs alone (with only common) into an empty prefix
-and passes its recipe's tests there, and an op refuses a common of another minor or ABI.
-"""
+"""ci/recipe-check over the real packages (the session fixture's run): real ``.conda`` packages
+built by rattler-build, their recipe tests run by it, each op installed alone by py-rattler,
+``ascend-ops check <op>`` run there, and a common of another minor or ABI refused."""
 
 from __future__ import annotations
 
 import json
 import re
+import zipfile
 from pathlib import Path
 
-import pytest
+from ci_helpers import run_ci
 
-from ci_helpers import ROOT, run_ci, stage_status
-from aop_ci.recipe import envs
-from aop_ci.recipe.check import STAGES
-from aop_ci.recipe.package import write_conda
+
+def _repodata(report) -> dict:
+    data = json.loads((Path(report["workdir"]) / "channel" / "linux-64" / "repodata.json").read_text())
+    return data["packages.conda"]
+
+
+def _abi() -> str:
+    from ci_helpers import ROOT
+    text = (ROOT / "common/include/ascend_ops/version.h").read_text()
+    return re.search(r"#define AOP_COMMON_ABI (\d+)", text).group(1)
 
 
 def test_help():
     proc = run_ci("recipe-check", "--help")
     assert proc.returncode == 0
-    text = " ".join(proc.stdout.split())
-    for words in ("an emulation of conda-build", "conda-package-handling", "py-rattler",
-                  "installed into an empty prefix", "stand-in packages"):
-        assert words in text
+    assert "rattler-build" in proc.stdout and "stand-ins" in proc.stdout
 
 
-def test_every_package_passes_every_stage(real_recipe_check, repo_packages):
+def test_every_package_is_built_and_tested_by_rattler_build(real_recipe_check, repo_packages):
     report = real_recipe_check
-    assert set(report["packages"]) == {p.name for p in repo_packages}, "by discovery"
-    failed = {name: {s: v["detail"] for s, v in pkg["stages"].items() if v["status"] != "ok"}
-              for name, pkg in report["packages"].items()}
-    assert report["returncode"] == 0 and not any(failed.values()), (failed, report["output"][-5000:])
+    assert report["returncode"] == 0 and report["ok"], report["output"][-4000:]
     for pkg in repo_packages:
-        assert stage_status(report, pkg.name) == {s: "ok" for s in STAGES}
-        assert report["packages"][pkg.name]["variants"], f"{pkg.name}: nothing built"
+        entry = report["packages"][pkg.name]
+        assert entry["build"] == "ok" and entry["version"] == pkg.version
+        for built in entry["built"]:
+            path = Path(built["package"])
+            assert path.name.startswith(f"{pkg.name}-{pkg.version}-") and path.suffix == ".conda"
+            with zipfile.ZipFile(path) as zf:  # the .conda format: metadata + two tar.zst
+                names = zf.namelist()
+            assert "metadata.json" in names and any(n.startswith("pkg-") for n in names)
+    # rattler-build ran the recipes' tests (imports + pip check, then the commands)
+    logs = {p.name: p.read_text() for p in Path(report["workdir"]).glob("*.log")}
+    common_log = logs["common.log"]
+    assert "pip check passed" in common_log and "+ ascend-ops list" in common_log
+    for pkg in repo_packages:
+        if pkg.kind == "op":
+            log = logs[pkg.dir.replace("/", "_") + ".log"]
+            assert f"+ ascend-ops check {pkg.op}" in log and "all tests passed" in log
 
 
-def test_output_says_what_is_emulated(real_recipe_check):
-    out = real_recipe_check["output"]
-    assert "an emulation of conda-build" in out
-    assert "stand-in" in out and "aop_stand_in" in out
-    assert all(s["build"].startswith("aop_stand_in") for s in real_recipe_check["stand_ins"])
+def test_stand_ins_are_named_and_listed(real_recipe_check):
+    stand_ins = real_recipe_check["stand_ins"]
+    names = {re.match(r"(.+)-[^-]+-[^-]+\.conda$", s).group(1) for s in stand_ins}
+    assert {"python", "pip", "numpy", "scikit-build-core", "pybind11", "cmake", "ninja",
+            "gcc_linux-64", "gxx_linux-64", "sysroot_linux-64", "pytorch"} <= names
+    assert all("aop_stand_in" in s for s in stand_ins)
+    assert not any(s.startswith("ascend-op") for s in stand_ins), "ours are never stood in for"
+    assert "stand-ins" in real_recipe_check["output"]
 
 
-def _common(report, repo_packages):
+def test_common_build_string_and_abi_pin(real_recipe_check, repo_packages):
+    records = _repodata(real_recipe_check)
     common = next(p for p in repo_packages if p.kind == "common")
-    (variant,) = report["packages"][common.name]["variants"].values()
-    return common, variant
-
-
-def test_ops_depend_on_common_through_its_abi_pin(real_recipe_check, repo_packages):
-    common, _ = _common(real_recipe_check, repo_packages)
-    abi = re.search(r"#define AOP_COMMON_ABI (\d+)",
-                    (ROOT / "common/include/ascend_ops/version.h").read_text()).group(1)
     major, minor = common.version.split(".")[:2]
-    pin = f"{common.name} >={common.version},<{major}.{int(minor) + 1}.0a0 abi{abi}_*"
-    for pkg in (p for p in repo_packages if p.kind == "op"):
-        for variant in real_recipe_check["packages"][pkg.name]["variants"].values():
-            assert pin in variant["depends"], variant["depends"]
-            names = [d.split()[0] for d in variant["depends"]]
-            assert "pytorch" not in names and "mindspore" not in names
+    pin = f"ascend-op-common >={common.version},<{major}.{int(minor) + 1}.0a0 abi{_abi()}_*"
+    for name, rec in records.items():
+        if rec["name"] == common.name:
+            assert rec["build"].startswith(f"abi{_abi()}_py311h")
+        elif rec["name"].startswith("ascend-op-"):
+            assert pin in rec["depends"], (name, rec["depends"])
+            assert "numpy >=1.22,<2" in rec["depends"]
 
 
-def test_each_op_installs_alone(real_recipe_check, repo_packages):
-    """The install prefix of each op holds that op, common and stand-ins -- nothing else of ours."""
-    workdir = Path(real_recipe_check["workdir"])
-    ours = {p.name for p in repo_packages}
-    common, _ = _common(real_recipe_check, repo_packages)
-    for pkg in (p for p in repo_packages if p.kind == "op"):
-        for name in real_recipe_check["packages"][pkg.name]["variants"]:
-            build = name[len(pkg.name) + len(pkg.version) + 2:]
-            prefix = workdir / "install" / f"{pkg.name}-{build}" / "prefix"
-            records = [json.loads(p.read_text()) for p in (prefix / "conda-meta").glob("*.json")]
-            installed = {r["name"] for r in records}
-            assert installed & ours == {pkg.name, common.name}, installed
-            assert all("aop_stand_in" in r["build"] for r in records if r["name"] not in ours)
-            detail = real_recipe_check["packages"][pkg.name]["stages"]["install"]["detail"]
-            assert "installs alone" in detail and "refuses" in detail
+def test_each_op_installs_alone_and_checks(real_recipe_check, repo_packages):
+    for pkg in repo_packages:
+        if pkg.kind != "op":
+            continue
+        installs = real_recipe_check["packages"][pkg.name]["install"]
+        assert installs, pkg.name
+        for res in installs:
+            assert res["check"] == "ok", res
+            ours = sorted(s.rsplit("-", 2)[0] for s in res["solved"] if s.startswith("ascend-op"))
+            assert ours == sorted(["ascend-op-common", pkg.name]), res["solved"]
+            assert Path(res["prefix"], "conda-meta").is_dir()
 
 
-def test_recipe_tests_ran_the_op_check(real_recipe_check, repo_packages):
-    for pkg in (p for p in repo_packages if p.kind == "op"):
-        for variant in real_recipe_check["packages"][pkg.name]["variants"].values():
-            log = Path(variant["test_log"]).read_text()
-            assert f"+ ascend-ops check {pkg.op}" in log and "+ pip check" in log
-            assert re.search(rf"^{pkg.op}\s+cpu\s+core\s+passed", log, re.MULTILINE), log[-2000:]
-            assert re.search(r"^\d+ passed, 0 failed", log, re.MULTILINE), log[-2000:]
+def test_an_op_refuses_another_common(real_recipe_check, repo_packages):
+    common = next(p for p in repo_packages if p.kind == "common")
+    major, minor = common.version.split(".")[:2]
+    for pkg in repo_packages:
+        if pkg.kind != "op":
+            continue
+        for res in real_recipe_check["packages"][pkg.name]["install"]:
+            refused = res["refused"]
+            assert any(f"=={major}.{int(minor) + 1}.0 " in s for s in refused), refused
+            assert any(f"abi{int(_abi()) + 1}_" in s for s in refused), refused
+            assert all(v.startswith("refused") for v in refused.values()), refused
+            assert res["common_chosen_with_probes"] == f"{common.version}-" + next(
+                r["build"] for r in _repodata(real_recipe_check).values()
+                if r["name"] == common.name)
 
 
-def test_an_op_refuses_another_common(real_recipe_check, repo_packages, tmp_path):
-    """Independently of recipe-check's own probe: offer a common of the next minor (same ABI)
-    and one of the same minor with the next ABI; the op must solve only with the real one."""
-    common, variant = _common(real_recipe_check, repo_packages)
-    workdir = Path(real_recipe_check["workdir"])
-    channel, standins = workdir / "channel", workdir / "stand-ins" / "channel"
-    import conda_package_handling.api as cph
-    cph.extract(variant["artifact"], dest_dir=str(tmp_path / "info"), components="info")
-    index = json.loads((tmp_path / "info" / "info" / "index.json").read_text())
-    major, minor, patch = (int(x) for x in common.version.split(".")[:3])
-    abi = int(re.match(r"abi(\d+)_", index["build"]).group(1))
-    others = tmp_path / "others"
-    for version, build in ((f"{major}.{minor + 1}.0", f"abi{abi}_other_0"),
-                           (f"{major}.{minor}.{patch + 1}", f"abi{abi + 1}_other_0")):
-        stage = tmp_path / "stage" / build
-        stage.mkdir(parents=True)
-        write_conda(stage, [], dict(index, version=version, build=build, depends=[]),
-                    others / "linux-64")
-    envs.index_channel(others, "linux-64")
-    cache = tmp_path / "cache"
-    op = next(p for p in repo_packages if p.kind == "op")
-    (op_name,) = list(real_recipe_check["packages"][op.name]["variants"])[:1]
-    exact = f"{op.name} =={op.version} {op_name[len(op.name) + len(op.version) + 2:]}"
-    records = envs.solve([channel, others, standins], [exact], "linux-64", cache)
-    chosen = [r for r in records if r.name.normalized == common.name]
-    assert [(str(r.version), str(r.build)) for r in chosen] == [(index["version"], index["build"])]
-    for other in (f"{common.name} >={major}.{minor + 1}", f"{common.name} * abi{abi + 1}_*"):
-        with pytest.raises(envs.SolveError):
-            envs.solve([channel, others, standins], [exact, other], "linux-64", cache)
-
-
-def test_torch_variant_builds_and_runs_its_adapter(real_recipe_check_torch):
+def test_torch_variants_build_and_run_their_adapter(real_recipe_check_torch, repo_packages):
     report = real_recipe_check_torch
-    op = report["op"]
-    assert report["returncode"] == 0, report["output"][-5000:]
-    assert stage_status(report, op.name) == {s: "ok" for s in STAGES}
-    variants = report["packages"][op.name]["variants"]
-    (name, variant), = [(n, v) for n, v in variants.items() if v["variant"]["framework"] == "torch"]
-    assert "pytorch ==2.13.0" in variant["constrains"] or any(
-        c.startswith("pytorch ==") for c in variant["constrains"])
-    log = Path(variant["test_log"]).read_text()
-    assert re.search(rf"^{op.op}\s+cpu\s+torch eager\s+passed", log, re.MULTILINE), log[-3000:]
+    assert report["returncode"] == 0, report["output"][-4000:]
+    records = _repodata(report)
+    for op in (p for p in repo_packages if p.kind == "op"):
+        entry = report["packages"][op.name]
+        assert [b["build_string"].split("_")[:2] for b in entry["built"]] == [["torch", "cpu"]]
+        rec = next(r for r in records.values()
+                   if r["name"] == op.name and r["build"].startswith("torch_cpu"))
+        assert "pytorch ==2.13.0" in rec.get("constrains", [])
+        assert not any(d.startswith("pytorch") for d in rec["depends"]), "torch stays optional"
+        for res in entry["install"]:
+            assert res["check"] == "ok" and res["with"] == ["pytorch"], res
+            assert any(s.startswith("pytorch-") for s in res["solved"])
+            assert re.search(r"cpu\s+torch eager\s+passed", res["check_output"]), res["check_output"]

@@ -1,22 +1,21 @@
-"""``ci/build``: build the touched packages -- wheels here, conda packages where conda is.
+"""``ci/build``: build the touched packages -- wheels, and conda packages with rattler-build.
 
 Wheels: ``python -m pip wheel <pkg> --no-deps --no-build-isolation`` for each package, common
 first, into ``<out>/wheels`` (the running Python must have the build requirements; an op also
 needs ``ascend_ops.common`` importable, which a common wheel built in the same run provides).
 
-Conda packages: where ``conda`` (with conda-build) is on PATH, ``conda build`` of the same
-packages' recipes with ``recipes/conda_build_config.yaml`` into ``<out>/conda``, which is
-also a channel of the build so an op finds the common built just before it. There is no conda
-on the CPU runners or the development machines: there ``--conda auto`` (the default) says so
-and ``ci/recipe-check`` is what checks the recipes.
+Conda packages (``--conda yes``): each package's v1 recipe built by py-rattler-build
+(:func:`aop_ci.recipe.rattler.build`, the call ``ci/recipe-check`` makes too) with every variant
+of ``recipes/variants.yaml`` (``--variant KEY=VALUE`` restricts one key), its tests run, into
+``<out>/conda``, which is also the first channel of the build so an op finds the common built
+just before it; the other channels are ``--channel`` (the release runners: conda-forge, mindspore
+and ours). ``--dry-run`` prints what would be built.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -25,35 +24,12 @@ from typing import Dict, List, Optional, Sequence
 from .changed import _split_range, changed_files, compute
 from .repo import ROOT, Package, RepoError, WorkTree, discover
 
-__all__ = ["wheel_command", "conda_command", "main"]
+__all__ = ["wheel_command", "main"]
 
 
 def wheel_command(root: Path, pkg: Package, out: Path, python: str = sys.executable) -> List[str]:
     return [python, "-m", "pip", "wheel", str(root / pkg.dir), "--no-deps",
             "--no-build-isolation", "--wheel-dir", str(out / "wheels")]
-
-
-def conda_command(conda: str, root: Path, packages: Sequence[Package], out: Path,
-                  channels: Sequence[str], variants: Dict[str, List[str]]) -> List[str]:
-    cmd = [conda, "build", *[str(root / p.recipe_dir) for p in packages],
-           "-m", str(root / "recipes" / "conda_build_config.yaml"),
-           "--output-folder", str(out / "conda"), "--no-anaconda-upload",
-           "-c", (out / "conda").resolve().as_uri()]
-    for channel in channels:
-        cmd += ["-c", channel]
-    if variants:
-        cmd += ["--variants", json.dumps(variants)]
-    return cmd
-
-
-def _empty_channel(path: Path) -> None:
-    """A channel conda accepts before anything is built into it."""
-    for subdir in ("noarch",):
-        d = path / subdir
-        d.mkdir(parents=True, exist_ok=True)
-        if not (d / "repodata.json").exists():
-            (d / "repodata.json").write_text(json.dumps({"info": {"subdir": subdir},
-                                                         "packages": {}, "packages.conda": {}}))
 
 
 def _select(root: Path, args: argparse.Namespace) -> List[Package]:
@@ -87,23 +63,27 @@ def _run(cmd: List[str], dry_run: bool) -> int:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ci/build",
-        description="Build the packages a change touches (or those named): wheels with pip "
-                    "here, and conda packages with `conda build` where conda is installed.",
+        description="Build the packages a change touches (or those named): wheels with pip, "
+                    "and conda packages with rattler-build (py-rattler-build) from their v1 "
+                    "recipes and recipes/variants.yaml.",
         epilog="examples:  ci/build origin/main...HEAD   ci/build --package reshape_and_cache "
-               "--conda never   ci/build --all --dry-run")
+               "--wheels no --conda yes --channel conda-forge   ci/build --all --dry-run")
     p.add_argument("range", nargs="?", help="git range BASE...HEAD: build what it touches")
     p.add_argument("--package", action="append", default=[], metavar="NAME",
                    help="package name, directory or op name (repeatable)")
     p.add_argument("--all", action="store_true", help="every package")
     p.add_argument("--out", default="dist", help="output directory (default: dist)")
     p.add_argument("--wheels", choices=("yes", "no"), default="yes", help="build wheels (default yes)")
-    p.add_argument("--conda", choices=("auto", "always", "never"), default="auto",
-                   help="conda build: where conda is found (auto, the default), required "
-                        "(always) or not at all (never)")
+    p.add_argument("--conda", choices=("yes", "no"), default="no",
+                   help="conda packages with rattler-build, tests included (default no)")
     p.add_argument("--channel", action="append", default=[],
-                   help="extra channel for conda build (repeatable), e.g. conda-forge")
+                   help="channel the conda build solves from (repeatable), e.g. conda-forge")
     p.add_argument("--variant", action="append", default=[], metavar="KEY=VALUE",
-                   help="restrict a conda_build_config key for conda build (repeatable)")
+                   help="build only this value of a recipes/variants.yaml key (repeatable)")
+    p.add_argument("--env-isolation", choices=("conda-build", "strict"), default="conda-build",
+                   help="rattler-build's isolation of the build environment: conda-build's "
+                        "(the default: CANN's environment reaches the build on Ascend runners) "
+                        "or strict (ci/recipe-check's)")
     p.add_argument("--dry-run", action="store_true", help="print the commands, run nothing")
     p.add_argument("--root", default=str(ROOT), help="repository root (default: this checkout)")
     return p
@@ -146,22 +126,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 print(f"ci/build: wheel of {pkg.name} failed", file=sys.stderr)
                 return 1
         built += [str(w) for w in sorted((out / "wheels").glob("*.whl"))]
-    conda = shutil.which("conda")
-    if args.conda == "always" and not conda:
-        print("ci/build: --conda always, but conda is not on PATH", file=sys.stderr)
-        return 2
-    if args.conda != "never":
-        if conda:
-            if not args.dry_run:
-                _empty_channel(out / "conda")
-            if _run(conda_command(conda, root, packages, out, args.channel, variants), args.dry_run):
-                print("ci/build: conda build failed", file=sys.stderr)
+    if args.conda == "yes":
+        conda_out = out / "conda"
+        for pkg in packages:
+            print(f"+ rattler-build: {root / pkg.recipe_dir} -m {root / 'recipes/variants.yaml'} "
+                  f"{variants or ''} -> {conda_out} (channels: {conda_out}, "
+                  f"{', '.join(args.channel) or 'none'})", flush=True)
+            if args.dry_run:
+                continue
+            from .recipe import rattler
+            try:
+                rattler.build(root, root / pkg.recipe_dir, conda_out, args.channel,
+                              overrides=variants, echo=True, isolation=args.env_isolation)
+            except Exception as exc:  # rattler-build's error: a build or a test failed
+                print(f"ci/build: conda build of {pkg.name} failed: {exc}", file=sys.stderr)
                 return 1
-            built += [str(p) for p in sorted((out / "conda").glob("*/*.conda"))
-                      + sorted((out / "conda").glob("*/*.tar.bz2"))]
-        else:
-            print("ci/build: conda not found: no conda packages built here "
-                  "(ci/recipe-check checks the recipes without conda)")
+        built += [str(p) for p in sorted(conda_out.glob("*/*.conda"))]
     for path in built:
         print(f"built: {path}")
     return 0

@@ -8,8 +8,8 @@ Range mode (pull requests): for each package whose own files changed in ``BASE..
    ``## v0.1.1``), and the section is not empty;
 3. its tag ``<package>-v<version>`` does not exist yet.
 
-When common's version moves past its ``run_exports`` pin (major.minor, ``max_pin="x.x"`` in
-``common/recipe/meta.yaml``), every op's conda package must be rebuilt against it to be
+When common's version moves past its ``run_exports`` pin (major.minor, ``upper_bound="x.x"`` in
+``common/recipe/recipe.yaml``), every op's conda package must be rebuilt against it to be
 installable beside it, so every op is asked for a bump too.
 
 Tag mode (the release workflow): ``--tag <package>-v<version>`` checks that the package exists,
