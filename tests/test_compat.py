@@ -76,6 +76,30 @@ def test_ms_custom_ops_key_only_two_dim_key(ms_pynative, cache_mode):
     np.testing.assert_array_equal(kc.asnumpy(), want)
 
 
+@needs_ms
+def test_ms_custom_ops_in_graph_mode(ms_pynative):
+    """ms_custom_ops' own tests wrap the call in a Cell compiled with jit: the same here (key-only,
+    a Parameter cache, cache_mode and head_num as ints)."""
+    ms = ms_pynative
+    from ascend_ops.compat import ms_custom_ops
+    from ascend_ops.reshape_and_cache import reference
+
+    class Net(ms.nn.Cell):
+        @ms.jit
+        def construct(self, key, key_cache, slot_map, cache_mode):
+            return ms_custom_ops.reshape_and_cache(key, key_cache=key_cache, slot_mapping=slot_map,
+                                                   cache_mode=cache_mode)
+
+    rng = np.random.default_rng(5)
+    key = rng.random((13, 4, 32)).astype(np.float16)
+    key_cache = rng.random((3, 8, 4, 32)).astype(np.float16)
+    slots = rng.choice(24, 13, replace=False).astype(np.int32)
+    want, _ = reference.reshape_and_cache(key, None, key_cache, None, slots)
+    kc = ms.Parameter(ms.Tensor(key_cache), name="key_cache")
+    Net()(ms.Tensor(key), kc, ms.Tensor(slots), 0)
+    np.testing.assert_array_equal(kc.asnumpy(), want)
+
+
 # --- vLLM-MindSpore -----------------------------------------------------------------------------
 @needs_ms
 def test_vllm_mindspore_advance_step_flashattn_keywords(ms_pynative):
@@ -129,6 +153,22 @@ def test_vllm_reshape_and_cache_flash(dtype):
     assert vllm.reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping, "auto", k_scale,
                                         v_scale) is None
     assert np.array_equal(np_(key_cache), want[0]) and np.array_equal(np_(value_cache), want[1])
+
+
+@needs_torch
+def test_vllm_reshape_and_cache_flash_compiles_without_graph_breaks():
+    import torch
+
+    from ascend_ops.compat import vllm
+
+    key, value = torch.randn(5, 2, 16), torch.randn(5, 2, 16)
+    caches = [torch.zeros(3, 4, 2, 16), torch.zeros(3, 4, 2, 16)]
+    slots = torch.tensor([3, -1, 0, 11, 7])
+    fn = torch.compile(vllm.reshape_and_cache_flash, fullgraph=True)
+    fn(key, value, *caches, slots, "auto", torch.ones(1), torch.ones(1))
+    for cache, src in zip(caches, (key, value)):
+        flat = cache.view(-1, 2, 16)
+        assert torch.equal(flat[[3, 0, 11, 7]], src[[0, 2, 3, 4]]) and not flat[[1, 2]].any()
 
 
 @needs_torch
@@ -199,9 +239,8 @@ def test_lightning_indexer_keyword_only_after_weights():
 
 # --- ops install independently ----------------------------------------------------------------
 def test_missing_op_names_the_package(monkeypatch):
-    """A compat module whose op is not installed says which package to install."""
-    from ascend_ops.compat import vllm
-
+    """A compat module whose op is not installed says which package to install (on import)."""
     monkeypatch.setitem(sys.modules, "ascend_ops.reshape_and_cache", None)  # import -> ModuleNotFoundError
+    monkeypatch.delitem(sys.modules, "ascend_ops.compat.vllm", raising=False)
     with pytest.raises(ImportError, match="install the ascend-op-reshape-and-cache package"):
-        vllm.reshape_and_cache_flash(None, None, None, None, None, "auto", None, None)
+        importlib.import_module("ascend_ops.compat.vllm")

@@ -14,7 +14,8 @@ module                     their call                                           
 Each function only translates its arguments (names, defaults, shapes the source project
 accepts) to one of our ops and returns what the source project returns; every check of the
 arguments our op takes is the op's own (host/ validation). The modules ship with
-ascend-op-common (every op depends on it), but ops install independently: a module imports the
-op it translates to when one of its functions is first called, and raises ImportError naming
-the conda package to install if that op is missing.
+ascend-op-common (every op depends on it), but ops install independently: a module imports
+only the op it translates to, when the module is imported (graph compilers then see a plain
+module attribute), and raises ImportError naming the conda package to install if that op is
+missing.
 """

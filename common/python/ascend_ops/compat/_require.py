@@ -7,7 +7,7 @@ from types import ModuleType
 __all__ = ["require_op"]
 
 
-def require_op(module: str, package: str, caller: str) -> ModuleType:
+def require_op(module: str, package: str, caller: str) -> ModuleType:  # caller: the compat module
     """``importlib.import_module(module)``; if the op is not installed, an ImportError that names
     the compat function, the op's module and its conda / pip package."""
     try:

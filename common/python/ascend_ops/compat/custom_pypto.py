@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 from ._indexer import lightning_indexer as _lightning_indexer
+from ._require import require_op
+
+_op = require_op("ascend_ops.lightning_indexer", "ascend-op-lightning-indexer", __name__)
 
 __all__ = ["npu_lightning_indexer_pto"]
 
@@ -13,6 +16,6 @@ def npu_lightning_indexer_pto(query, key, weights, *, actual_seq_lengths_query=N
     token. Same positional / keyword-only split, keywords and defaults; weights may be
     ``[B, S1, N1]`` or with a trailing 1. Returns the int32 indices only, as the original.
     -> :func:`ascend_ops.lightning_indexer.lightning_indexer`."""
-    return _lightning_indexer("ascend_ops.compat.custom_pypto.npu_lightning_indexer_pto", query, key, weights,
+    return _lightning_indexer(_op, query, key, weights,
                               actual_seq_lengths_query, actual_seq_lengths_key, block_table, layout_query,
                               layout_key, sparse_count, sparse_mode)

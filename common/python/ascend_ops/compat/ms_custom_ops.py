@@ -9,6 +9,9 @@ from ._require import require_op
 
 __all__ = ["reshape_and_cache"]
 
+# At import, so that graph compilers see a plain module attribute (ImportError names the package).
+_ops = require_op("ascend_ops.reshape_and_cache.ms", "ascend-op-reshape-and-cache", __name__)
+
 
 def reshape_and_cache(key, value=None, key_cache=None, value_cache=None, slot_mapping=None, cache_mode=0,
                       head_num=0):
@@ -25,10 +28,8 @@ def reshape_and_cache(key, value=None, key_cache=None, value_cache=None, slot_ma
     Returns what ms_custom_ops returns: None in PyNative; in a graph a placeholder output to
     ignore (ms_custom_ops: key-shaped; ours: int32 [1]).
     """
-    ops = require_op("ascend_ops.reshape_and_cache.ms", "ascend-op-reshape-and-cache",
-                     "ascend_ops.compat.ms_custom_ops.reshape_and_cache")
     if head_num == 0 and cache_mode == 0 and key is not None and key_cache is not None \
             and len(key.shape) == 2 and len(key_cache.shape) == 4:
         head_num = key_cache.shape[2]
-    return ops.reshape_and_cache(key, value, key_cache, value_cache, slot_mapping, cache_mode,
+    return _ops.reshape_and_cache(key, value, key_cache, value_cache, slot_mapping, cache_mode,
                                  None if head_num == 0 else head_num)

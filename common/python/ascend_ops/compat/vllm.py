@@ -8,6 +8,8 @@ __all__ = ["reshape_and_cache_flash", "SUPPORTED_KV_CACHE_DTYPES"]
 #: kv_cache_dtype values this translation supports: the cache has the dtype of key / value.
 SUPPORTED_KV_CACHE_DTYPES = ("auto",)
 
+_op = require_op("ascend_ops.reshape_and_cache", "ascend-op-reshape-and-cache", __name__)
+
 
 def reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale, v_scale):
     """vLLM's ``reshape_and_cache_flash``: write key / value ``[T, H, D]`` into the "flash" caches
@@ -22,7 +24,5 @@ def reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping, kv
                          f"(the cache has the dtype of key) but is {kv_cache_dtype!r}: quantised (fp8) caches are "
                          "not supported by ascend_ops.reshape_and_cache")
     del k_scale, v_scale  # unused with kv_cache_dtype "auto", as in vLLM
-    op = require_op("ascend_ops.reshape_and_cache", "ascend-op-reshape-and-cache",
-                    "ascend_ops.compat.vllm.reshape_and_cache_flash")
-    op.reshape_and_cache(key, value, key_cache, value_cache, slot_mapping)
+    _op.reshape_and_cache(key, value, key_cache, value_cache, slot_mapping)
     return None

@@ -3,6 +3,9 @@ ascend-ops (PyTorch)."""
 from __future__ import annotations
 
 from ._indexer import lightning_indexer as _lightning_indexer
+from ._require import require_op
+
+_op = require_op("ascend_ops.lightning_indexer", "ascend-op-lightning-indexer", __name__)
 
 __all__ = ["npu_lightning_indexer"]
 
@@ -15,6 +18,6 @@ def npu_lightning_indexer(query, key, weights, *, actual_seq_lengths_query=None,
     keyword-only); TND ``actual_seq_lengths_query`` are cumulative ends, as documented there.
     Returns the int32 indices only, as the original.
     -> :func:`ascend_ops.lightning_indexer.lightning_indexer`."""
-    return _lightning_indexer("ascend_ops.compat.vllm_ascend.npu_lightning_indexer", query, key, weights,
+    return _lightning_indexer(_op, query, key, weights,
                               actual_seq_lengths_query, actual_seq_lengths_key, block_table, layout_query,
                               layout_key, sparse_count, sparse_mode)
