@@ -73,8 +73,12 @@ def _torch(compiled: bool, device: str = "cpu"):
             import torch_npu  # noqa: F401  (only reached where an Ascend device is present)
         from .torch_ops import reshape_and_cache
 
-        fn = torch.compile(reshape_and_cache, fullgraph=True) if compiled else reshape_and_cache
         for form in _FORMS:
+            if compiled:
+                # Each form compiles anew; without the reset, the forms of repeated checks in one
+                # process exceed Dynamo's recompile limit for this function (a fullgraph failure).
+                torch.compiler.reset()
+            fn = torch.compile(reshape_and_cache, fullgraph=True) if compiled else reshape_and_cache
             args, kwargs = _inputs(form)
             t = [None if a is None else torch.from_numpy(a.copy()).to(device) for a in args]
             fn(*t, **kwargs)
