@@ -15,9 +15,11 @@ constexpr bool kHasEmu = true;
 constexpr bool kHasEmu = false;
 #endif
 
-Args numpy_args(const pybind11::array& key, const pybind11::array& value,
-                const pybind11::array& key_cache, const pybind11::array& value_cache,
-                const pybind11::array& slot_mapping, const std::string& dtype);
+// value / value_cache: an array or None (a key-only cache).
+Args numpy_args(const pybind11::array& key, const pybind11::object& value,
+                const pybind11::array& key_cache, const pybind11::object& value_cache,
+                const pybind11::array& slot_mapping, const std::string& dtype, int64_t cache_mode,
+                int64_t head_num);
 
 // Adds run_emu (the AscendC kernel through the emulator) when the emulator build is on.
 void bind_emu(pybind11::module_& m);

@@ -1,4 +1,5 @@
-// The CPU backend: validate, check the slots, then copy rows in parallel over tokens.
+// The CPU backend: validate, check the slots, then copy rows in parallel over tokens (ND: one
+// memcpy per row; NZ: one per 32-byte fractal row).
 #include <algorithm>
 #include <cstring>
 
@@ -13,50 +14,78 @@ namespace {
 constexpr int64_t kBytesPerThread = 256 * 1024;
 
 struct RowCopy {
-  const char* src;
-  char* dst;
-  int64_t src_token_bytes;  // bytes between consecutive tokens of the source
-  int64_t row_bytes;        // bytes of one token's row (== one cache slot)
+  const char* src = nullptr;
+  char* dst = nullptr;
+  int64_t src_token_bytes = 0;  // bytes between consecutive tokens of the source
+  int64_t row_bytes = 0;        // bytes of one token's row (H * D elements)
+  int64_t block_size = 1;
+  bool nz = false;              // FRACTAL_NZ cache: the row goes in 32-byte fractal rows
+
+  // Writes token t's row at `slot`:
+  //   ND: the row_bytes at slot * row_bytes;
+  //   NZ: fractal row c (bytes [32c, 32c + 32) of the row) of block b = slot / block_size,
+  //       offset o = slot % block_size at ((b * row_bytes / 32 + c) * block_size + o) * 32.
+  void write(int64_t t, int64_t slot) const {
+    const char* from = src + t * src_token_bytes;
+    if (!nz) {
+      std::memcpy(dst + slot * row_bytes, from, row_bytes);
+      return;
+    }
+    constexpr int64_t kFractalBytes = 32;
+    const int64_t fractals = row_bytes / kFractalBytes;
+    const int64_t block = slot / block_size, offset = slot % block_size;
+    char* base = dst + (block * fractals * block_size + offset) * kFractalBytes;
+    for (int64_t c = 0; c < fractals; ++c) {
+      std::memcpy(base + c * block_size * kFractalBytes, from + c * kFractalBytes, kFractalBytes);
+    }
+  }
 };
 
-RowCopy row_copy(const aop_tensor& src, const aop_tensor& cache) {
+RowCopy row_copy(const Args& a, const aop_tensor& src, const aop_tensor& cache) {
   const TensorView s(src);
   const int64_t elem = static_cast<int64_t>(aop_dtype_size(src.dtype));
   const int64_t row = s.dim(1) * s.dim(2);
-  return RowCopy{static_cast<const char*>(src.data), static_cast<char*>(cache.data),
-                 (s.dim(0) > 1 ? s.stride(0) : row) * elem, row * elem};
+  RowCopy c;
+  c.src = static_cast<const char*>(src.data);
+  c.dst = static_cast<char*>(cache.data);
+  c.src_token_bytes = (s.dim(0) > 1 ? s.stride(0) : row) * elem;
+  c.row_bytes = row * elem;
+  c.block_size = cache_block_size(a);
+  c.nz = a.cache_mode == kCacheNZ;
+  return c;
 }
 
 template <typename S>
-void copy_tokens(const S* slots, int64_t count, const RowCopy& k, const RowCopy& v) {
-  const int64_t bytes_per_token = k.row_bytes + v.row_bytes;
+void copy_tokens(const S* slots, int64_t count, const RowCopy& k, const RowCopy* v) {
+  const int64_t bytes_per_token = k.row_bytes + (v ? v->row_bytes : 0);
   const int64_t grain = std::max<int64_t>(1, kBytesPerThread / std::max<int64_t>(bytes_per_token, 1));
   parallel_for(count, grain, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t slot = static_cast<int64_t>(slots[t]);
       if (slot < 0) continue;  // padding token
-      std::memcpy(k.dst + slot * k.row_bytes, k.src + t * k.src_token_bytes, k.row_bytes);
-      std::memcpy(v.dst + slot * v.row_bytes, v.src + t * v.src_token_bytes, v.row_bytes);
+      k.write(t, slot);
+      if (v) v->write(t, slot);
     }
   });
 }
 
 }  // namespace
 
-void run_cpu(const Args& a) {
-  validate(a);
+void run_cpu(const Args& args) {
+  const Args a = validated(args);
   if (a.key.device.type != AOP_DEVICE_CPU) {
     throw aop::Error(AOP_VALUE_ERROR, "reshape_and_cache: the cpu backend needs tensors on cpu, key is on " +
                                           device_string(a.key.device));
   }
   check_slots(a);
-  const RowCopy k = row_copy(a.key, a.key_cache);
-  const RowCopy v = row_copy(a.value, a.value_cache);
+  const RowCopy k = row_copy(a, a.key, a.key_cache);
+  const RowCopy v = a.has_value ? row_copy(a, a.value, a.value_cache) : RowCopy{};
+  const RowCopy* vp = a.has_value ? &v : nullptr;  // key-only: no value cache
   const int64_t count = a.slot_mapping.shape[0];
   if (a.slot_mapping.dtype == AOP_DTYPE_INT64) {
-    copy_tokens(static_cast<const int64_t*>(a.slot_mapping.data), count, k, v);
+    copy_tokens(static_cast<const int64_t*>(a.slot_mapping.data), count, k, vp);
   } else {
-    copy_tokens(static_cast<const int32_t*>(a.slot_mapping.data), count, k, v);
+    copy_tokens(static_cast<const int32_t*>(a.slot_mapping.data), count, k, vp);
   }
 }
 

@@ -48,8 +48,8 @@ void check_slots_on_device(const Args& a, aclrtStream stream) {
 
 }  // namespace
 
-void run_npu(const Args& a, void* stream_ptr) {
-  validate(a);
+void run_npu(const Args& args, void* stream_ptr) {
+  const Args a = validated(args);
   auto stream = static_cast<aclrtStream>(stream_ptr);
   check_slots_on_device(a, stream);
   if (a.slot_mapping.shape[0] == 0) return;
@@ -58,8 +58,10 @@ void run_npu(const Args& a, void* stream_ptr) {
   acl_check(aclrtMemcpyAsync(tiling_block.data(), sizeof(t), &t, sizeof(t),
                              ACL_MEMCPY_HOST_TO_DEVICE, stream), "copying the tiling");
   reshape_and_cache_launch(static_cast<uint32_t>(t.block_dim), stream,
-                           static_cast<uint8_t*>(a.key.data), static_cast<uint8_t*>(a.value.data),
-                           static_cast<uint8_t*>(a.key_cache.data), static_cast<uint8_t*>(a.value_cache.data),
+                           static_cast<uint8_t*>(a.key.data),
+                           a.has_value ? static_cast<uint8_t*>(a.value.data) : nullptr,
+                           static_cast<uint8_t*>(a.key_cache.data),
+                           a.has_value ? static_cast<uint8_t*>(a.value_cache.data) : nullptr,
                            static_cast<uint8_t*>(a.slot_mapping.data), static_cast<uint8_t*>(tiling_block.data()));
   // The tiling block must outlive the kernel: hold it until the stream reaches this point.
   acl_check(aclrtSynchronizeStream(stream), "waiting for the kernel");

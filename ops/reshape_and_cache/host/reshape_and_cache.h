@@ -7,24 +7,44 @@
 
 namespace aop::reshape_and_cache {
 
+// cache_mode: how a cache stores its slots.
+constexpr int32_t kCacheND = 0;  // [num_blocks, block_size, H, D]: one token's H*D elements contiguous
+constexpr int32_t kCacheNZ = 1;  // FRACTAL_NZ [num_blocks, H*D/F, block_size, F], F = 32 bytes / itemsize
+
 struct Args {
-  aop_tensor key;           // [T, H, Dk], rows may be strided, last two dims contiguous
-  aop_tensor value;         // [T, H, Dv], same dtype as key
-  aop_tensor key_cache;     // [num_blocks, block_size, H, Dk], contiguous
-  aop_tensor value_cache;   // [num_blocks, block_size, H, Dv], contiguous
+  aop_tensor key;           // [T, H, Dk] (or [T, H*Dk] with head_num), rows may be strided
+  aop_tensor value;         // [T, H, Dv] (or [T, H*Dv]), same dtype as key; ignored if !has_value
+  aop_tensor key_cache;     // ND [num_blocks, block_size, H, Dk] / NZ [num_blocks, H*Dk/F, block_size, F]
+  aop_tensor value_cache;   // the same with Dv; ignored if !has_value_cache
   aop_tensor slot_mapping;  // [T'] int32 or int64, T' <= T
+  bool has_value = true;        // false: value is None (a key-only cache)
+  bool has_value_cache = true;  // false: value_cache is None; must equal has_value
+  int32_t cache_mode = kCacheND;
+  int64_t head_num = 0;         // 0: not given; required when key is [T, H*Dk]
 };
 
-// Checks dtypes, ranks, shapes, devices and layouts; throws aop::Error (TypeError or
-// ValueError) naming the argument, the expected and the actual value. Reads no data.
-void validate(const Args& args);
+// Checks the attributes (cache_mode, head_num, value / value_cache presence), dtypes, ranks,
+// shapes, devices and layouts; throws aop::Error (TypeError or ValueError) naming the
+// argument, the expected and the actual value. Reads no data. Returns the canonical form every
+// backend runs: key / value as [T, H, D] views (a [T, H*D] input split by head_num).
+Args validated(const Args& args);
+inline void validate(const Args& args) { (void)validated(args); }
+
+// The fractal width F of cache_mode 1 (NZ) for an element size: 32 bytes per fractal row
+// (16 for float16 / bfloat16, 32 for int8).
+inline int64_t nz_fractal(int64_t elem_bytes) { return 32 / elem_bytes; }
+
+// num_blocks and block_size of a validated key_cache in either mode.
+int64_t cache_num_blocks(const Args& args);
+int64_t cache_block_size(const Args& args);
 
 // Checks every slot is < num_blocks * block_size; throws aop::Error (IndexError) naming the
-// token and the slot. Reads slot_mapping, so it needs host-readable memory.
+// token and the slot. Reads slot_mapping, so it needs host-readable memory. Call on validated
+// arguments.
 void check_slots(const Args& args);
 
 // The launch tiling for `platform`, from common's tiling cache (keyed by shapes, dtypes,
-// strides and platform). Call after validate().
+// strides, attributes and platform). Call on validated() arguments.
 ReshapeAndCacheTiling tiling(const Args& args, const aop_platform& platform);
 
 // validate + check_slots + the multi-threaded CPU copy. The only entry CPU adapters need.

@@ -69,69 +69,178 @@ void expect_data(const char* name, const TensorView& t) {
   }
 }
 
+// key / value given as [T, H*D] with head_num: the [T, H, D] view of the same memory.
+aop_tensor split_heads(const char* name, const aop_tensor& t, int64_t head_num, const char* layout) {
+  const TensorView v(t);
+  if (head_num == 0) {
+    fail(AOP_VALUE_ERROR, std::string(name) + " should be " + layout + " (rank 3), or [T, H*D] (rank 2) with "
+                              "head_num given, but has shape " + v.shape_string() + " and no head_num");
+  }
+  const int64_t hidden = v.dim(1);
+  if (hidden % head_num != 0) {
+    fail(AOP_VALUE_ERROR, "head_num = " + std::to_string(head_num) + " should divide the hidden size of " + name +
+                              " [T, H*D] but " + name + " has shape " + v.shape_string() + " (" +
+                              std::to_string(hidden) + " % " + std::to_string(head_num) + " = " +
+                              std::to_string(hidden % head_num) + ")");
+  }
+  if (hidden > 1 && v.stride(1) != 1) {
+    fail(AOP_VALUE_ERROR, std::string(name) + " should have contiguous [H*D] rows (strides [>=" +
+                              std::to_string(hidden) + ", 1]) but has strides " + v.strides_string());
+  }
+  aop_tensor out = t;
+  const int64_t d = hidden / head_num;
+  out.ndim = 3;
+  out.shape[1] = head_num;
+  out.shape[2] = d;
+  out.strides[0] = t.strides[0];
+  out.strides[1] = d;
+  out.strides[2] = 1;
+  return out;
+}
+
+aop_tensor canonical_rows(const char* name, const aop_tensor& t, int64_t head_num, const char* layout) {
+  const TensorView v(t);
+  if (v.ndim() == 2) return split_heads(name, t, head_num, layout);
+  expect_rank(name, v, 3, layout);
+  if (head_num != 0 && v.dim(1) != head_num) {
+    fail(AOP_VALUE_ERROR, std::string(name) + " should be " + layout + " with H = head_num = " +
+                              std::to_string(head_num) + " but has shape " + v.shape_string());
+  }
+  return t;
+}
+
+// NZ: head sizes whole fractals, the cache [num_blocks, H*D/F, block_size, F].
+void expect_nz_cache(const char* name, const TensorView& cache, int64_t heads, int64_t d, const char* d_name,
+                     int64_t fractal, aop_dtype dtype, const char* layout) {
+  if (d % fractal != 0) {
+    fail(AOP_VALUE_ERROR, std::string("cache_mode 1 (NZ) needs the head size ") + d_name + " = " +
+                              std::to_string(d) + " to be a multiple of the fractal width " +
+                              std::to_string(fractal) + " (" + aop_dtype_name(dtype) + ")");
+  }
+  expect_rank(name, cache, 4, layout);
+  expect_dim(name, cache, 1, heads * d / fractal, layout, (std::string("H*") + d_name + "/F").c_str());
+  expect_dim(name, cache, 3, fractal, layout, "F");
+}
+
 }  // namespace
 
-void validate(const Args& a) {
-  const TensorView key(a.key), value(a.value), key_cache(a.key_cache),
-      value_cache(a.value_cache), slots(a.slot_mapping);
+int64_t cache_num_blocks(const Args& a) { return a.key_cache.shape[0]; }
 
-  const aop_dtype dtype = a.key.dtype;
+int64_t cache_block_size(const Args& a) {
+  return a.cache_mode == kCacheNZ ? a.key_cache.shape[2] : a.key_cache.shape[1];
+}
+
+Args validated(const Args& in) {
+  if (in.cache_mode != kCacheND && in.cache_mode != kCacheNZ) {
+    fail(AOP_VALUE_ERROR, "cache_mode should be 0 (ND) or 1 (NZ, FRACTAL_NZ) but is " +
+                              std::to_string(in.cache_mode));
+  }
+  if (in.head_num < 0) {
+    fail(AOP_VALUE_ERROR, "head_num should be > 0 (or not given) but is " + std::to_string(in.head_num));
+  }
+  if (in.has_value && !in.has_value_cache) {
+    fail(AOP_VALUE_ERROR, "value_cache should be given when value is (or both None: a key-only cache) "
+                          "but value_cache is None");
+  }
+  if (!in.has_value && in.has_value_cache) {
+    fail(AOP_VALUE_ERROR, "value should be given when value_cache is (or both None: a key-only cache) "
+                          "but value is None");
+  }
+  const bool kv = in.has_value;
+  const bool nz = in.cache_mode == kCacheNZ;
+
+  const aop_dtype dtype = in.key.dtype;
   if (dtype != AOP_DTYPE_FLOAT16 && dtype != AOP_DTYPE_BFLOAT16 && dtype != AOP_DTYPE_FLOAT32 &&
       dtype != AOP_DTYPE_INT8) {
     fail(AOP_TYPE_ERROR, std::string("key should have dtype float16, bfloat16, float32 or int8 but has ") +
                              aop_dtype_name(dtype));
   }
-  expect_dtype("value", a.value, dtype);
-  expect_dtype("key_cache", a.key_cache, dtype);
-  expect_dtype("value_cache", a.value_cache, dtype);
-  if (a.slot_mapping.dtype != AOP_DTYPE_INT32 && a.slot_mapping.dtype != AOP_DTYPE_INT64) {
+  if (nz && dtype == AOP_DTYPE_FLOAT32) {
+    fail(AOP_TYPE_ERROR, "cache_mode 1 (NZ) supports key dtypes float16, bfloat16 and int8 but key has float32");
+  }
+  if (kv) expect_dtype("value", in.value, dtype);
+  expect_dtype("key_cache", in.key_cache, dtype);
+  if (kv) expect_dtype("value_cache", in.value_cache, dtype);
+  if (in.slot_mapping.dtype != AOP_DTYPE_INT32 && in.slot_mapping.dtype != AOP_DTYPE_INT64) {
     fail(AOP_TYPE_ERROR, std::string("slot_mapping should have dtype int32 or int64 but has ") +
-                             aop_dtype_name(a.slot_mapping.dtype));
+                             aop_dtype_name(in.slot_mapping.dtype));
   }
 
-  expect_rank("key", key, 3, "[T, H, Dk]");
-  expect_rank("value", value, 3, "[T, H, Dv]");
-  expect_rank("key_cache", key_cache, 4, "[num_blocks, block_size, H, Dk]");
-  expect_rank("value_cache", value_cache, 4, "[num_blocks, block_size, H, Dv]");
+  Args a = in;
+  if (TensorView(in.key).ndim() != 2 && TensorView(in.key).ndim() != 3) {
+    expect_rank("key", TensorView(in.key), 3, "[T, H, Dk]");
+  }
+  a.key = canonical_rows("key", in.key, in.head_num, "[T, H, Dk]");
+  if (kv) {
+    // A [T, H*Dv] value splits by head_num, or by key's H when only value is flat; a
+    // [T, H, Dv] value is checked against key's H below (and against head_num if given).
+    const bool flat_value = TensorView(in.value).ndim() == 2;
+    const int64_t value_heads = in.head_num != 0 ? in.head_num : flat_value ? TensorView(a.key).dim(1) : 0;
+    if (TensorView(in.value).ndim() != 2 && TensorView(in.value).ndim() != 3) {
+      expect_rank("value", TensorView(in.value), 3, "[T, H, Dv]");
+    }
+    a.value = canonical_rows("value", in.value, value_heads, "[T, H, Dv]");
+  }
+  const TensorView key(a.key), value(a.value), key_cache(a.key_cache), value_cache(a.value_cache),
+      slots(a.slot_mapping);
   expect_rank("slot_mapping", slots, 1, "[T']");
 
-  const int64_t tokens = key.dim(0), heads = key.dim(1), dk = key.dim(2), dv = value.dim(2);
-  expect_dim("value", value, 0, tokens, "[T, H, Dv]", "T (from key)");
-  expect_dim("value", value, 1, heads, "[T, H, Dv]", "H (from key)");
-  expect_dim("key_cache", key_cache, 2, heads, "[num_blocks, block_size, H, Dk]", "H (from key)");
-  expect_dim("key_cache", key_cache, 3, dk, "[num_blocks, block_size, H, Dk]", "Dk (from key)");
-  expect_dim("value_cache", value_cache, 0, key_cache.dim(0), "[num_blocks, block_size, H, Dv]",
-             "num_blocks (from key_cache)");
-  expect_dim("value_cache", value_cache, 1, key_cache.dim(1), "[num_blocks, block_size, H, Dv]",
-             "block_size (from key_cache)");
-  expect_dim("value_cache", value_cache, 2, heads, "[num_blocks, block_size, H, Dv]", "H (from key)");
-  expect_dim("value_cache", value_cache, 3, dv, "[num_blocks, block_size, H, Dv]", "Dv (from value)");
+  const int64_t tokens = key.dim(0), heads = key.dim(1), dk = key.dim(2);
+  if (kv) {
+    expect_dim("value", value, 0, tokens, "[T, H, Dv]", "T (from key)");
+    expect_dim("value", value, 1, heads, "[T, H, Dv]", "H (from key)");
+  }
+  if (!nz) {
+    constexpr const char* kKeyLayout = "[num_blocks, block_size, H, Dk]";
+    constexpr const char* kValueLayout = "[num_blocks, block_size, H, Dv]";
+    expect_rank("key_cache", key_cache, 4, kKeyLayout);
+    expect_dim("key_cache", key_cache, 2, heads, kKeyLayout, "H (from key)");
+    expect_dim("key_cache", key_cache, 3, dk, kKeyLayout, "Dk (from key)");
+    if (kv) {
+      expect_rank("value_cache", value_cache, 4, kValueLayout);
+      expect_dim("value_cache", value_cache, 0, key_cache.dim(0), kValueLayout, "num_blocks (from key_cache)");
+      expect_dim("value_cache", value_cache, 1, key_cache.dim(1), kValueLayout, "block_size (from key_cache)");
+      expect_dim("value_cache", value_cache, 2, heads, kValueLayout, "H (from key)");
+      expect_dim("value_cache", value_cache, 3, value.dim(2), kValueLayout, "Dv (from value)");
+    }
+  } else {
+    constexpr const char* kKeyLayout = "[num_blocks, H*Dk/F, block_size, F] (cache_mode 1, NZ)";
+    constexpr const char* kValueLayout = "[num_blocks, H*Dv/F, block_size, F] (cache_mode 1, NZ)";
+    const int64_t fractal = nz_fractal(static_cast<int64_t>(aop_dtype_size(dtype)));
+    expect_nz_cache("key_cache", key_cache, heads, dk, "Dk", fractal, dtype, kKeyLayout);
+    if (kv) {
+      expect_nz_cache("value_cache", value_cache, heads, value.dim(2), "Dv", fractal, dtype, kValueLayout);
+      expect_dim("value_cache", value_cache, 0, key_cache.dim(0), kValueLayout, "num_blocks (from key_cache)");
+      expect_dim("value_cache", value_cache, 2, key_cache.dim(2), kValueLayout, "block_size (from key_cache)");
+    }
+  }
   if (slots.dim(0) > tokens) {
     fail(AOP_VALUE_ERROR, "slot_mapping should be [T'] with T' <= T = " + std::to_string(tokens) +
                               " (from key) but has shape " + slots.shape_string());
   }
 
   expect_rows("key", key);
-  expect_rows("value", value);
+  if (kv) expect_rows("value", value);
   expect_contiguous("key_cache", key_cache);
-  expect_contiguous("value_cache", value_cache);
+  if (kv) expect_contiguous("value_cache", value_cache);
   expect_contiguous("slot_mapping", slots);
 
-  expect_same_device("value", a.value, a.key);
+  if (kv) expect_same_device("value", a.value, a.key);
   expect_same_device("key_cache", a.key_cache, a.key);
-  expect_same_device("value_cache", a.value_cache, a.key);
+  if (kv) expect_same_device("value_cache", a.value_cache, a.key);
   expect_same_device("slot_mapping", a.slot_mapping, a.key);
 
   expect_data("key", key);
-  expect_data("value", value);
+  if (kv) expect_data("value", value);
   expect_data("key_cache", key_cache);
-  expect_data("value_cache", value_cache);
+  if (kv) expect_data("value_cache", value_cache);
   expect_data("slot_mapping", slots);
+  return a;
 }
 
 void check_slots(const Args& a) {
-  const TensorView key_cache(a.key_cache);
-  const int64_t num_slots = key_cache.dim(0) * key_cache.dim(1);
+  const int64_t num_blocks = cache_num_blocks(a), block_size = cache_block_size(a);
+  const int64_t num_slots = num_blocks * block_size;
   const int64_t count = a.slot_mapping.shape[0];
   const bool wide = a.slot_mapping.dtype == AOP_DTYPE_INT64;
   for (int64_t t = 0; t < count; ++t) {
@@ -140,8 +249,8 @@ void check_slots(const Args& a) {
     if (slot >= num_slots) {
       fail(AOP_INDEX_ERROR, "slot_mapping[" + std::to_string(t) + "] = " + std::to_string(slot) +
                                 " is out of range: the cache has " + std::to_string(num_slots) +
-                                " slots (num_blocks " + std::to_string(key_cache.dim(0)) +
-                                " * block_size " + std::to_string(key_cache.dim(1)) + ")");
+                                " slots (num_blocks " + std::to_string(num_blocks) +
+                                " * block_size " + std::to_string(block_size) + ")");
     }
   }
 }

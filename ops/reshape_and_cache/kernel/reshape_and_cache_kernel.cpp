@@ -1,7 +1,9 @@
-// reshape_and_cache AscendC kernel: copies each token's key and value rows into the paged
-// cache at its slot. Tokens are split evenly across the vector cores; each row moves
-// GM -> UB -> GM in bursts of up to chunk_elems, double-buffered, with DataCopyPad so rows
+// reshape_and_cache AscendC kernel: copies each token's key (and value, unless key-only) rows
+// into the paged cache at its slot. Tokens are split evenly across the vector cores; each row
+// moves GM -> UB -> GM in bursts of up to chunk_elems, double-buffered, with DataCopyPad so rows
 // whose byte size is not a multiple of 32 need no padding in GM. Slots < 0 are skipped.
+// ND cache: the row lands contiguously at slot * row. NZ (FRACTAL_NZ) cache: the row's 32-byte
+// fractal rows land block_size * 32 bytes apart, written by one strided DataCopyPad per chunk.
 // Compiles with CANN's compiler on NPU and with g++ against the AscendC emulator.
 #include "kernel_operator.h"
 #include "kernel/reshape_and_cache_tiling.h"
@@ -44,9 +46,11 @@ class ReshapeAndCacheKernel {
     token_end_ = token_begin_ + base + (core < extra ? 1 : 0);
 
     key_.SetGlobalBuffer((__gm__ T*)key);
-    value_.SetGlobalBuffer((__gm__ T*)value);
     key_cache_.SetGlobalBuffer((__gm__ T*)key_cache, tiling.num_slots * tiling.key_row_elems);
-    value_cache_.SetGlobalBuffer((__gm__ T*)value_cache, tiling.num_slots * tiling.value_row_elems);
+    if (tiling.has_value != 0) {  // key-only: value and value_cache are absent (null)
+      value_.SetGlobalBuffer((__gm__ T*)value);
+      value_cache_.SetGlobalBuffer((__gm__ T*)value_cache, tiling.num_slots * tiling.value_row_elems);
+    }
     slots_.SetGlobalBuffer((__gm__ S*)slot_mapping, tiling.num_tokens);
     pipe_.InitBuffer(queue_, BUFFER_NUM, tiling.chunk_elems * sizeof(T));
   }
@@ -55,22 +59,45 @@ class ReshapeAndCacheKernel {
     for (int64_t t = token_begin_; t < token_end_; ++t) {
       const int64_t slot = static_cast<int64_t>(slots_.GetValue(t));
       if (slot < 0) continue;  // padding token
-      CopyRow(key_[t * tiling_.key_token_stride], key_cache_[slot * tiling_.key_row_elems],
-              tiling_.key_row_elems);
-      CopyRow(value_[t * tiling_.value_token_stride],
-              value_cache_[slot * tiling_.value_row_elems], tiling_.value_row_elems);
+      CopyRow(key_[t * tiling_.key_token_stride], key_cache_, slot, tiling_.key_row_elems);
+      if (tiling_.has_value != 0) {
+        CopyRow(value_[t * tiling_.value_token_stride], value_cache_, slot, tiling_.value_row_elems);
+      }
     }
   }
 
  private:
-  __aicore__ inline void CopyRow(const AscendC::GlobalTensor<T>& src,
-                                 const AscendC::GlobalTensor<T>& dst, int64_t elems) {
+  // One token's row of `elems` elements into `cache` at `slot`, in chunks through UB.
+  __aicore__ inline void CopyRow(const AscendC::GlobalTensor<T>& src, const AscendC::GlobalTensor<T>& cache,
+                                 int64_t slot, int64_t elems) {
     for (int64_t done = 0; done < elems; done += tiling_.chunk_elems) {
       const int64_t left = elems - done;
       const uint32_t count = static_cast<uint32_t>(left < tiling_.chunk_elems ? left : tiling_.chunk_elems);
       CopyIn(src[done], count);
-      CopyOut(dst[done], count);
+      if (tiling_.cache_mode == 0) {
+        CopyOut(cache[slot * elems + done], count);
+      } else {
+        CopyOutNz(cache, slot, elems, done, count);
+      }
     }
+  }
+
+  // NZ: element j of the row goes to [block, j / F, offset, j % F] of
+  // [num_blocks, elems / F, block_size, F], F = 32 bytes / sizeof(T). A chunk starts on a
+  // fractal boundary (chunk_elems is a 32-byte multiple, elems a multiple of F), so its
+  // count / F fractal rows are bursts of 32 bytes, block_size * 32 bytes apart in GM.
+  __aicore__ inline void CopyOutNz(const AscendC::GlobalTensor<T>& cache, int64_t slot, int64_t elems,
+                                   int64_t done, uint32_t count) {
+    constexpr uint32_t kFractalBytes = 32;
+    constexpr int64_t kFractal = kFractalBytes / sizeof(T);
+    const int64_t block = slot / tiling_.block_size;
+    const int64_t offset = slot % tiling_.block_size;
+    const int64_t first = (block * (elems / kFractal) + done / kFractal) * tiling_.block_size + offset;
+    AscendC::LocalTensor<T> buf = queue_.template DeQue<T>();
+    AscendC::DataCopyExtParams params{static_cast<uint16_t>(count / kFractal), kFractalBytes, 0,
+                                      static_cast<uint32_t>((tiling_.block_size - 1) * kFractalBytes), 0};
+    AscendC::DataCopyPad(cache[first * kFractal], buf, params);
+    queue_.FreeTensor(buf);
   }
 
   __aicore__ inline void CopyIn(const AscendC::GlobalTensor<T>& src, uint32_t count) {
@@ -120,8 +147,10 @@ __aicore__ inline void RunForSlot(GM_ADDR key, GM_ADDR value, GM_ADDR key_cache,
 
 }  // namespace
 
-// key:          [T, H, Dk]   value:       [T, H, Dv]    (token rows may be strided)
-// key_cache:    [num_blocks, block_size, H, Dk]         value_cache: [..., H, Dv]
+// key:          [T, H, Dk]   value:       [T, H, Dv]    (token rows may be strided; value and
+//                                                        value_cache null when key-only)
+// key_cache:    ND [num_blocks, block_size, H, Dk] / NZ [num_blocks, H*Dk/F, block_size, F]
+// value_cache:  the same with Dv
 // slot_mapping: [T'] int32 or int64                     tiling: ReshapeAndCacheTiling
 extern "C" __global__ __aicore__ void reshape_and_cache_kernel(
     GM_ADDR key, GM_ADDR value, GM_ADDR key_cache, GM_ADDR value_cache, GM_ADDR slot_mapping,

@@ -16,4 +16,7 @@ struct ReshapeAndCacheTiling {
   int32_t tokens_per_core;   // every core gets this many tokens ...
   int32_t cores_with_extra;  // ... and the first cores_with_extra get one more
   int32_t chunk_elems;       // elements staged through UB per burst (32-byte multiple)
+  int64_t block_size;        // slots per cache block
+  int32_t has_value;         // 0: key-only (value / value_cache absent, never touched)
+  int32_t cache_mode;        // 0: ND [num_blocks, block_size, H, D]; 1: NZ [num_blocks, H*D/F, block_size, F]
 };

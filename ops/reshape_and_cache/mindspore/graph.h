@@ -8,8 +8,8 @@
 
 
 // The aot kernel, MindSpore 2.10's CPU aot signature. params: key, value, key_cache,
-// value_cache, slot_mapping (inputs, the caches written in place) and one int32 [1] output
-// (always 0). Returns 0; a host error (caches untouched) leaves as a std::runtime_error
+// value_cache, slot_mapping (or key-only: key, key_cache, slot_mapping), optionally an int64 [2]
+// attrs input (cache_mode, head_num), and one int32 [1] output (always 0). Returns 0; a host error (caches untouched) leaves as a std::runtime_error
 // "IndexError: reshape_and_cache: ...", which MindSpore raises as RuntimeError with that text.
 extern "C" __attribute__((visibility("default"))) int aop_reshape_and_cache_aot(int nparam, void** params,
                                                                                int* ndims, int64_t** shapes,
@@ -25,6 +25,9 @@ constexpr const char* kAotSymbol = "aop_reshape_and_cache_aot";
 // reports a bad argument at compile time with the same exception and message as PyNative.
 // Shapes with an unknown (negative) dimension are left to the aot kernel. Order: key, value,
 // key_cache, value_cache, slot_mapping. Raises ValueError / TypeError.
-void validate_signature(const std::vector<std::vector<int64_t>>& shapes, const std::vector<std::string>& dtypes);
+// Key-only: (key, key_cache, slot_mapping). An attrs input (int64 [2]) may follow either form;
+// its values at compile time are cache_mode / head_num.
+void validate_signature(const std::vector<std::vector<int64_t>>& shapes, const std::vector<std::string>& dtypes,
+                        int64_t cache_mode, int64_t head_num);
 
 }  // namespace aop::reshape_and_cache::ms_graph

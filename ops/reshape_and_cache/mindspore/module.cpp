@@ -11,11 +11,14 @@ PYBIND11_MODULE(MS_EXTENSION_NAME, m) {
   using namespace aop::reshape_and_cache;
   m.doc() = "ascend-ops reshape_and_cache: MindSpore PyNative and Graph-mode (aot) entries";
   aop::set_module_info(m);
-  m.def("reshape_and_cache", &ms_pynative::reshape_and_cache, py::arg("key"), py::arg("value"),
-        py::arg("key_cache"), py::arg("value_cache"), py::arg("slot_mapping"),
-        "Write key/value rows into the paged caches in place (PyNative). Returns None.");
+  m.def("reshape_and_cache", &ms_pynative::reshape_and_cache, py::arg("key"), py::arg("value").none(true),
+        py::arg("key_cache"), py::arg("value_cache").none(true), py::arg("slot_mapping"),
+        py::arg("cache_mode") = 0, py::arg("head_num") = 0,
+        "Write key (and value) rows into the paged caches in place (PyNative). Returns None.");
   m.def("validate_signature", &ms_graph::validate_signature, py::arg("shapes"), py::arg("dtypes"),
-        "Graph-mode compile-time check of (key, value, key_cache, value_cache, slot_mapping) "
-        "shapes and dtype names; raises ValueError / TypeError.");
+        py::arg("cache_mode") = 0, py::arg("head_num") = 0,
+        "Graph-mode compile-time check of the shapes and dtype names of (key, value, key_cache, "
+        "value_cache, slot_mapping) or, key-only, (key, key_cache, slot_mapping); an attrs input "
+        "(int64 [2]) may follow and is ignored here; raises ValueError / TypeError.");
   m.attr("AOT_SYMBOL") = ms_graph::kAotSymbol;
 }

@@ -12,6 +12,7 @@
 #include "pynative.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "ms_extension/api.h"
@@ -28,26 +29,28 @@ using ms_adapter::Access;
 
 constexpr const char* kOp = "reshape_and_cache";
 
-// Shapes, dtypes and strides only (device META, no data): what can be checked before the
-// inputs' producers have run.
-Args meta_args(const ms::Tensor& key, const ms::Tensor& value, const ms::Tensor& key_cache,
-               const ms::Tensor& value_cache, const ms::Tensor& slot_mapping) {
-  return Args{ms_adapter::to_aop_meta(key, Access::kRead, kOp, "key"),
-              ms_adapter::to_aop_meta(value, Access::kRead, kOp, "value"),
-              ms_adapter::to_aop_meta(key_cache, Access::kWrite, kOp, "key_cache"),
-              ms_adapter::to_aop_meta(value_cache, Access::kWrite, kOp, "value_cache"),
-              ms_adapter::to_aop_meta(slot_mapping, Access::kRead, kOp, "slot_mapping")};
-}
+// Tensors, then attributes, of one call. value / value_cache absent: a key-only cache.
+struct Call {
+  ms::Tensor key, key_cache, slot_mapping;
+  std::optional<ms::Tensor> value, value_cache;
+  int64_t cache_mode = 0;
+  int64_t head_num = 0;
 
-// The same with data pointers, on the CPU: inside the device task only.
-Args cpu_args(const ms::Tensor& key, const ms::Tensor& value, const ms::Tensor& key_cache,
-              const ms::Tensor& value_cache, const ms::Tensor& slot_mapping) {
-  return Args{ms_adapter::to_aop_tensor(key, Access::kRead, kOp, "key"),
-              ms_adapter::to_aop_tensor(value, Access::kRead, kOp, "value"),
-              ms_adapter::to_aop_tensor(key_cache, Access::kWrite, kOp, "key_cache"),
-              ms_adapter::to_aop_tensor(value_cache, Access::kWrite, kOp, "value_cache"),
-              ms_adapter::to_aop_tensor(slot_mapping, Access::kRead, kOp, "slot_mapping")};
-}
+  Args args(bool meta) const {
+    auto view = [meta](const ms::Tensor& t, Access access, const char* name) {
+      return meta ? ms_adapter::to_aop_meta(t, access, kOp, name) : ms_adapter::to_aop_tensor(t, access, kOp, name);
+    };
+    Args a{view(key, Access::kRead, "key"), value ? view(*value, Access::kRead, "value") : aop_tensor{},
+           view(key_cache, Access::kWrite, "key_cache"),
+           value_cache ? view(*value_cache, Access::kWrite, "value_cache") : aop_tensor{},
+           view(slot_mapping, Access::kRead, "slot_mapping")};
+    a.has_value = value.has_value();
+    a.has_value_cache = value_cache.has_value();
+    a.cache_mode = cache_mode == static_cast<int32_t>(cache_mode) ? static_cast<int32_t>(cache_mode) : -1;
+    a.head_num = head_num;
+    return a;
+  }
+};
 
 // This build has the CPU backend only. On device_target "Ascend" the NPU launch (host/
 // npu_launch.cpp, built where CANN is found) belongs here; until it is wired in, refuse rather
@@ -76,38 +79,56 @@ aop_tensor readable_slots(const ms::Tensor& slot_mapping) {
   return ms_adapter::to_aop_tensor(slot_mapping, Access::kRead, kOp, "slot_mapping");
 }
 
-// Runs on MindSpore's frontend queue, in program order.
-void enqueue(const ms::Tensor& key, const ms::Tensor& value, const ms::Tensor& key_cache,
-             const ms::Tensor& value_cache, const ms::Tensor& slot_mapping) {
-  ms::TensorToDevice(key, value, key_cache, value_cache, slot_mapping);
+// Runs on MindSpore's frontend queue, in program order: queues the CPU kernel as a device task.
+void enqueue(const Call& call) {
+  if (call.value) {
+    ms::TensorToDevice(call.key, *call.value, call.key_cache, *call.value_cache, call.slot_mapping);
+  } else {
+    ms::TensorToDevice(call.key, call.key_cache, call.slot_mapping);
+  }
   mindspore::kernel::pyboost::PyBoostUtils::DispatchRun(
-      std::make_shared<mindspore::runtime::PyBoostDeviceTask>([key, value, key_cache, value_cache, slot_mapping]() {
+      std::make_shared<mindspore::runtime::PyBoostDeviceTask>([call]() {
         // Everything was checked on the Python thread; run_cpu checks again (cheap) and writes
         // nothing if anything changed since. Its exception then surfaces at MindSpore's next
         // synchronisation point.
-        run_cpu(cpu_args(key, value, key_cache, value_cache, slot_mapping));
+        run_cpu(call.args(false));
       }));
 }
 
 }  // namespace
 
-py::object reshape_and_cache(const ms::Tensor& key, const ms::Tensor& value, const ms::Tensor& key_cache,
-                             const ms::Tensor& value_cache, const ms::Tensor& slot_mapping) {
+py::object reshape_and_cache(const ms::Tensor& key, const std::optional<ms::Tensor>& value,
+                             const ms::Tensor& key_cache, const std::optional<ms::Tensor>& value_cache,
+                             const ms::Tensor& slot_mapping, int64_t cache_mode, int64_t head_num) {
   // Outputs of earlier ops arrive as stub nodes: get their shapes now (data may still be pending).
-  ms::inner::ConvertStubNodeToTensor(key, value, key_cache, value_cache, slot_mapping);
+  ms::inner::ConvertStubNodeToTensor(key, key_cache, slot_mapping);
+  if (value) ms::inner::ConvertStubNodeToTensor(*value);
+  if (value_cache) ms::inner::ConvertStubNodeToTensor(*value_cache);
+  const Call call{key, key_cache, slot_mapping, value, value_cache, cache_mode, head_num};
   ms_adapter::call_host([&] {
-    Args args = meta_args(key, value, key_cache, value_cache, slot_mapping);
-    validate(args);
+    Args args = validated(call.args(true));  // canonical: check_slots needs the validated form
     require_cpu(key, "key");
-    require_cpu(value, "value");
+    if (value) require_cpu(*value, "value");
     require_cpu(key_cache, "key_cache");
-    require_cpu(value_cache, "value_cache");
+    if (value_cache) require_cpu(*value_cache, "value_cache");
     require_cpu(slot_mapping, "slot_mapping");
     args.slot_mapping = readable_slots(slot_mapping);
     check_slots(args);
   });
-  return ms::pynative::PyboostRunner::Call<0>(std::string(kOp), enqueue, key, value, key_cache, value_cache,
-                                              slot_mapping);
+  // Only tensors go through Call (it converts stub nodes); the attributes ride in the lambda.
+  if (value) {
+    return ms::pynative::PyboostRunner::Call<0>(
+        std::string(kOp),
+        [cache_mode, head_num](const ms::Tensor& k, const ms::Tensor& v, const ms::Tensor& kc, const ms::Tensor& vc,
+                               const ms::Tensor& s) { enqueue(Call{k, kc, s, v, vc, cache_mode, head_num}); },
+        key, *value, key_cache, *value_cache, slot_mapping);
+  }
+  return ms::pynative::PyboostRunner::Call<0>(
+      std::string(kOp),
+      [cache_mode, head_num](const ms::Tensor& k, const ms::Tensor& kc, const ms::Tensor& s) {
+        enqueue(Call{k, kc, s, std::nullopt, std::nullopt, cache_mode, head_num});
+      },
+      key, key_cache, slot_mapping);
 }
 
 }  // namespace aop::reshape_and_cache::ms_pynative

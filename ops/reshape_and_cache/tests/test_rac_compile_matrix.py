@@ -49,6 +49,28 @@ def test_compiled_write_equals_eager(backend, mode, layout):
     cm.run_case(call, steps(), backend, mode, layout)
 
 
+def call_key_only(caches, key, value, slots):
+    """A key-only cache (value and value_cache None): only caches[0] is written."""
+    torch.ops.ascend_ops.reshape_and_cache(key, None, caches[0], None, slots)
+
+
+def call_nz(caches, key, value, slots):
+    """NZ caches: each [NB, BS, H, D] view read as [NB, H*D/F, BS, F] (F = 16 for float16)."""
+    nz = [c.view(c.shape[0], H * D // 16, BS, 16) for c in caches]
+    torch.ops.ascend_ops.reshape_and_cache(key, value, nz[0], nz[1], slots, cache_mode=1)
+
+
+@pytest.mark.parametrize("mode", ["static", "dynamic"])
+@pytest.mark.parametrize("layout", cm.LAYOUTS, ids=lambda lay: lay.name)
+def test_compiled_key_only_write_equals_eager(mode, layout):
+    cm.run_case(call_key_only, steps(), "inductor", mode, layout)
+
+
+@pytest.mark.parametrize("layout", [cm.LAYOUTS[0], cm.LAYOUTS[2], cm.LAYOUTS[6]], ids=lambda lay: lay.name)
+def test_compiled_nz_write_equals_eager(layout):
+    cm.run_case(call_nz, steps(torch.float16), "inductor", "dynamic", layout)
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.int8])
 def test_dynamic_inductor_views_every_dtype(dtype):
     cm.run_case(call, steps(dtype, torch.int32), "inductor", "dynamic", cm.LAYOUTS[2])

@@ -1,5 +1,6 @@
-"""Fuzzer of reshape_and_cache: random shapes, dtypes, strides, front doors and slot patterns
-(padding, huge negative slots, duplicates, empty batches), with faults planted on top.
+"""Fuzzer of reshape_and_cache: random shapes, dtypes, strides, front doors, slot patterns
+(padding, huge negative slots, duplicates, empty batches) and call forms (key + value or
+key-only, ND or NZ caches, [T, H, D] or [T, H*D] with head_num), with faults planted on top.
 
 Every case must end as the golden result (bit exact, guard bytes around every tensor
 unchanged) or as the documented exception with every buffer unchanged; see
@@ -39,7 +40,9 @@ def _reshape(name, shape_of):
 
 def _slot_out_of_range(c, rng):
     slots = c["slot_mapping"]
-    slots_total = c["key_cache"].shape[0] * c["key_cache"].shape[1]
+    # num_blocks * block_size in either layout: the cache holds that many rows of H*Dk elements
+    row = int(np.prod(c["key"].shape[1:])) if c["key"].ndim >= 2 else 1
+    slots_total = c["key_cache"].size // max(row, 1)
     big = np.iinfo(slots.dtype).max
     slots[int(rng.integers(len(slots)))] = [slots_total, slots_total + 7, big][int(rng.integers(3))]
 
@@ -71,19 +74,28 @@ def always(c):
     return True
 
 
+def needs(*names, then=always):
+    """applies(case): the case has these arguments (key-only cases have no value / value_cache)."""
+    return lambda c: all(n in c for n in names) and then(c)
+
+
 FAULTS = [
     ("key dtype", TypeError, always, _retype("key", [np.float64, np.int32, np.bool_])),
-    ("value dtype", TypeError, always, _other_float_dtype),
+    ("value dtype", TypeError, needs("value"), _other_float_dtype),
     ("key_cache dtype", TypeError, always, _retype("key_cache", [np.float64, np.int64])),
     ("slot dtype", TypeError, always, _retype("slot_mapping", [np.float32, np.int16, np.uint8])),
-    ("key rank", ValueError, always, _reshape("key", lambda s: s + (1,))),
+    ("key rank", ValueError, always, _reshape("key", lambda s: s + (1, 1) if len(s) == 2 else s + (1,))),
     ("slot rank", ValueError, always, lambda c, rng: c.update(slot_mapping=c["slot_mapping"][None])),
-    ("value_cache rank", ValueError, ranked(value_cache=4),
+    ("value_cache rank", ValueError, needs("value_cache", then=ranked(value_cache=4)),
      _reshape("value_cache", lambda s: s[:2] + (s[2] * s[3],))),
-    ("value tokens", ValueError, always, _reshape("value", lambda s: (s[0] + 1,) + s[1:])),
-    ("key_cache heads", ValueError, ranked(key_cache=4), _reshape("key_cache", lambda s: s[:2] + (s[2] + 1, s[3]))),
-    ("value_cache Dv", ValueError, ranked(value_cache=4), _reshape("value_cache", lambda s: s[:3] + (s[3] + 2,))),
-    ("value_cache blocks", ValueError, always, _reshape("value_cache", lambda s: (s[0] + 1,) + s[1:])),
+    ("value tokens", ValueError, needs("value"), _reshape("value", lambda s: (s[0] + 1,) + s[1:])),
+    # ND: H + 1 heads; NZ: H*Dk/F + 1 fractal rows (a changed block_size alone is valid key-only)
+    ("key_cache heads", ValueError, ranked(key_cache=4),
+     _reshape("key_cache", lambda s: (s[0], s[1] + 1, s[2] + 1, s[3]))),
+    ("value_cache Dv", ValueError, needs("value_cache", then=ranked(value_cache=4)),
+     _reshape("value_cache", lambda s: s[:3] + (s[3] + 2,))),
+    ("value_cache blocks", ValueError, needs("value_cache"), _reshape("value_cache", lambda s: (s[0] + 1,) + s[1:])),
+    ("value without value_cache", ValueError, needs("value_cache"), lambda c, rng: c.pop("value_cache")),
     ("T' > T", ValueError, always,
      lambda c, rng: c.update(slot_mapping=np.full(c["key"].shape[0] + 1, -1, c["slot_mapping"].dtype))),
     # A one-element array is contiguous whatever its strides.
@@ -102,14 +114,19 @@ FAULTS = [
 def cases(draw):
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     door = draw(st.sampled_from(DOORS))
-    dtype = draw(st.sampled_from(sorted(NUMPY_DTYPES)))
+    form = draw(st.sampled_from(FORMS))
+    nz = "nz" in form
+    dtype = draw(st.sampled_from(sorted(d for d in NUMPY_DTYPES if not (nz and d == "float32"))))
     nd = NUMPY_DTYPES[dtype]
+    fractal = 32 // np.dtype(nd).itemsize
     block_size = draw(st.sampled_from([1, 3, 16, 32]))
     num_blocks = draw(st.integers(1, 6))
     slots_total = num_blocks * block_size
     tokens = draw(st.integers(0, 24))
     written = draw(st.integers(0, tokens))
     heads, dk, dv = draw(st.integers(1, 4)), draw(st.integers(1, 40)), draw(st.integers(1, 40))
+    if nz:  # head sizes whole fractals
+        dk, dv = fractal * draw(st.integers(1, 3)), fractal * draw(st.integers(1, 3))
     slot_dtype = draw(st.sampled_from([np.int32, np.int64]))
     # Distinct slots, then some padding (any negative value) and duplicates: a caller error whose
     # winner is not promised, which the emulator reports as two cores writing the same bytes
@@ -123,13 +140,23 @@ def cases(draw):
     slots = np.where(pad, negatives[rng.integers(len(negatives), size=written)], slots).astype(slot_dtype)
     if door != "numpy-emu" and draw(st.booleans()) and written >= 2:
         slots[-1] = slots[0]
-    case = {
-        "key": guarded((tokens, heads, dk), nd, rng, row_pad=draw(st.sampled_from([0, 1, 13]))),
-        "value": guarded((tokens, heads, dv), nd, rng, row_pad=draw(st.sampled_from([0, 0, 5]))),
-        "key_cache": guarded((num_blocks, block_size, heads, dk), nd, rng),
-        "value_cache": guarded((num_blocks, block_size, heads, dv), nd, rng),
-        "slot_mapping": guarded((written,), slot_dtype, rng, values=slots),
-    }
+    flat = "head_num" in form
+
+    def rows(d, pad):
+        return guarded((tokens, heads * d) if flat else (tokens, heads, d), nd, rng, row_pad=pad)
+
+    def cache(d):
+        shape = (num_blocks, heads * d // fractal, block_size, fractal) if nz else (num_blocks, block_size, heads, d)
+        return guarded(shape, nd, rng)
+
+    case = {"key": rows(dk, draw(st.sampled_from([0, 1, 13])))}
+    if "key_only" not in form:
+        case["value"] = rows(dv, draw(st.sampled_from([0, 0, 5])))
+    case["key_cache"] = cache(dk)
+    if "key_only" not in form:
+        case["value_cache"] = cache(dv)
+    case["slot_mapping"] = guarded((written,), slot_dtype, rng, values=slots)
+    attrs = {"cache_mode": 1 if nz else 0, "head_num": heads if flat else None}
     faults = []
     for name, error, applies, mutate in draw(st.lists(st.sampled_from(FAULTS), min_size=1, max_size=2, unique_by=id)) \
             if draw(st.booleans()) else []:
@@ -137,56 +164,68 @@ def cases(draw):
             with np.errstate(all="ignore"):  # casts of NaN bit patterns
                 mutate(case, rng)
             faults.append(Fault(name, error))
-    return door, dtype, case, faults
+    return door, dtype, case, attrs, faults
 
 
-def golden(case, roots):
+# The call forms drawn: key + value or key-only, ND or NZ caches, [T, H, D] or [T, H*D] + head_num.
+FORMS = ("nd", "nd", "key_only", "nz", "nz+key_only", "head_num", "nz+head_num")
+
+
+def golden(case, attrs, roots):
     """The bytes every buffer must hold after a valid call, and the duplicated slots (the
     spec leaves open which of their tokens wins): {slot: [tokens]}."""
     want_key, want_value = reference.reshape_and_cache(
-        case["key"], case["value"], case["key_cache"], case["value_cache"], case["slot_mapping"])
+        case["key"], case.get("value"), case["key_cache"], case.get("value_cache"), case["slot_mapping"],
+        **attrs)
     tokens_of = {}
     for t, s in enumerate(case["slot_mapping"].tolist()):
         if s >= 0:
             tokens_of.setdefault(s, []).append(t)
     duplicates = {s: ts for s, ts in tokens_of.items() if len(ts) > 1}
-    return expected_bytes(roots, [(case["key_cache"], want_key), (case["value_cache"], want_value)]), duplicates
+    pairs = [(case["key_cache"], want_key)] + ([(case["value_cache"], want_value)] if "value_cache" in case else [])
+    return expected_bytes(roots, pairs), duplicates
 
 
-def accept_any_duplicate_winner(case, roots, expected, duplicates):
+def accept_any_duplicate_winner(case, attrs, roots, expected, duplicates):
     """Patch ``expected`` with the row the op wrote for each duplicated slot, after checking
-    that it is one of the slot's tokens."""
-    block_size = case["key_cache"].shape[1]
+    that it is one of the slot's tokens (its fractal rows, for an NZ cache)."""
+    nz = attrs["cache_mode"] == 1
+    block_size = case["key_cache"].shape[2 if nz else 1]
     for cache, rows in (("key_cache", "key"), ("value_cache", "value")):
+        if cache not in case:
+            continue
         for slot, tokens in duplicates.items():
-            got = case[cache][slot // block_size, slot % block_size]
-            assert any(got.tobytes() == case[rows][t].tobytes() for t in tokens), \
+            b, o = divmod(slot, block_size)
+            pieces = [case[cache][b, c, o] for c in range(case[cache].shape[1])] if nz else [case[cache][b, o]]
+            got = b"".join(p.tobytes() for p in pieces)
+            assert any(got == np.ascontiguousarray(case[rows][t]).tobytes() for t in tokens), \
                 f"{cache}: slot {slot} holds none of its tokens {tokens}"
-            index, start = locate(roots, got)
-            expected[index][start:start + got.nbytes] = got.tobytes()
+            for piece in pieces:
+                index, start = locate(roots, piece)
+                expected[index][start:start + piece.nbytes] = piece.tobytes()
 
 
-def call_for(door, dtype, case):
+def call_for(door, dtype, case, attrs):
     names = ("key", "value", "key_cache", "value_cache", "slot_mapping")
     if door == "torch-cpu":
-        args = [to_torch(case[n], bfloat16=dtype == "bfloat16") for n in names]
-        return lambda: reshape_and_cache(*args)
+        args = [to_torch(case[n], bfloat16=dtype == "bfloat16") if n in case else None for n in names]
+        return lambda: reshape_and_cache(*args, **attrs)
     backend = door.split("-")[1]
-    return lambda: reshape_and_cache(*(case[n] for n in names), backend=backend,
+    return lambda: reshape_and_cache(*(case.get(n) for n in names), **attrs, backend=backend,
                                      dtype="bfloat16" if dtype == "bfloat16" else None)
 
 
 @fuzz_settings()
 @given(drawn=cases())
 def test_fuzz_reshape_and_cache(drawn):
-    door, dtype, case, faults = drawn
+    door, dtype, case, attrs, faults = drawn
     roots = owners(*case.values())
     check = None
     if not faults:
-        expected, duplicates = golden(case, roots)
+        expected, duplicates = golden(case, attrs, roots)
 
         def check(_result):
-            accept_any_duplicate_winner(case, roots, expected, duplicates)
+            accept_any_duplicate_winner(case, attrs, roots, expected, duplicates)
             assert_bytes(roots, expected, f"{door}: ")
 
-    check_call(OP, call_for(door, dtype, case), buffers=roots, faults=faults, check=check, door=door)
+    check_call(OP, call_for(door, dtype, case, attrs), buffers=roots, faults=faults, check=check, door=door)

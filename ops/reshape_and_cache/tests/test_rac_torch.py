@@ -35,8 +35,8 @@ OP = torch.ops.ascend_ops.reshape_and_cache.default
 OP_DIR = Path(__file__).resolve().parent.parent
 REPO = OP_DIR.parent.parent
 SCHEMA = (
-    "ascend_ops::reshape_and_cache(Tensor key, Tensor value, Tensor(a!) key_cache, "
-    "Tensor(b!) value_cache, Tensor slot_mapping) -> ()"
+    "ascend_ops::reshape_and_cache(Tensor key, Tensor? value, Tensor(a!) key_cache, "
+    "Tensor(b!)? value_cache, Tensor slot_mapping, int cache_mode=0, int? head_num=None) -> ()"
 )
 
 DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.int8]
@@ -454,12 +454,19 @@ def test_torchair_converter_maps_to_the_ge_op(stand_in_torchair):
     names = [a.name for a in OP._schema.arguments]
     params = list(__import__("inspect").signature(fn).parameters)
     assert params[:len(names)] == names and "meta_outputs" in params
-    tensors = {name: object() for name in names}
-    assert fn(**tensors, meta_outputs=None) is None
+    tensor_names = [a.name for a in OP._schema.arguments if a.type.isSubtypeOf(torch._C.OptionalType.ofTensor())]
+    assert tensor_names == names[:5]  # then the attributes cache_mode, head_num
+    tensors = {name: object() for name in tensor_names}
+    assert fn(**tensors, cache_mode=0, head_num=None, meta_outputs=None) is None
     [call] = stand_in_torchair["custom_op"]
     assert call["op_type"] == "ReshapeAndCache"
-    assert list(call["inputs"]) == names and all(call["inputs"][n] is tensors[n] for n in names)
+    assert list(call["inputs"]) == tensor_names and all(call["inputs"][n] is tensors[n] for n in tensor_names)
     assert call["outputs"] == ["key_cache", "value_cache"]  # ref outputs named like their inputs
+    # The GE prototype has the ND key + value form only: the other forms are refused, not dropped.
+    with pytest.raises(NotImplementedError, match="ND key\\+value form only"):
+        fn(**{**tensors, "value": None, "value_cache": None}, cache_mode=0, head_num=None, meta_outputs=None)
+    with pytest.raises(NotImplementedError, match="cache_mode=1"):
+        fn(**tensors, cache_mode=1, head_num=None, meta_outputs=None)
 
 
 def test_torchair_import_failure_is_reported_not_fatal(monkeypatch):

@@ -12,20 +12,22 @@
 namespace {
 
 void reshape_and_cache_inplace_or_view(c10::DispatchKeySet keys,
-                                       const at::Tensor& key,           // [T, H, Dk]
-                                       const at::Tensor& value,         // [T, H, Dv]
-                                       at::Tensor& key_cache,           // [num_blocks, block_size, H, Dk]
-                                       at::Tensor& value_cache,         // [num_blocks, block_size, H, Dv]
-                                       const at::Tensor& slot_mapping) {  // [T']
+                                       const at::Tensor& key,                         // [T, H, Dk] / [T, H*Dk]
+                                       const std::optional<at::Tensor>& value,        // or None
+                                       at::Tensor& key_cache,                         // ND or NZ
+                                       const std::optional<at::Tensor>& value_cache,  // or None
+                                       const at::Tensor& slot_mapping,                // [T']
+                                       int64_t cache_mode, std::optional<int64_t> head_num) {
   key_cache.unsafeGetTensorImpl()->bump_version();
-  value_cache.unsafeGetTensorImpl()->bump_version();
+  if (value_cache) value_cache->unsafeGetTensorImpl()->bump_version();
   static const auto op =
       c10::Dispatcher::singleton()
           .findSchemaOrThrow("ascend_ops::reshape_and_cache", "")
-          .typed<void(const at::Tensor&, const at::Tensor&, at::Tensor&, at::Tensor&, const at::Tensor&)>();
+          .typed<void(const at::Tensor&, const std::optional<at::Tensor>&, at::Tensor&,
+                      const std::optional<at::Tensor>&, const at::Tensor&, int64_t, std::optional<int64_t>)>();
   const at::AutoDispatchBelowADInplaceOrView below_inplace_or_view;
   op.redispatch(keys & c10::after_ADInplaceOrView_keyset, key, value, key_cache, value_cache,
-                slot_mapping);
+                slot_mapping, cache_mode, head_num);
 }
 
 }  // namespace

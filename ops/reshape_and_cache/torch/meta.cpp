@@ -12,13 +12,14 @@
 
 namespace {
 
-void reshape_and_cache_meta(const at::Tensor& key,           // [T, H, Dk]
-                            const at::Tensor& value,         // [T, H, Dv]
-                            at::Tensor& key_cache,           // [num_blocks, block_size, H, Dk]
-                            at::Tensor& value_cache,         // [num_blocks, block_size, H, Dv]
-                            const at::Tensor& slot_mapping) {  // [T']
-  const std::optional<aop::reshape_and_cache::Args> args =
-      aop::torch_adapter::make_static_args(key, value, key_cache, value_cache, slot_mapping);
+void reshape_and_cache_meta(const at::Tensor& key,                         // [T, H, Dk] / [T, H*Dk]
+                            const std::optional<at::Tensor>& value,        // or None (key-only)
+                            at::Tensor& key_cache,                         // ND or NZ
+                            const std::optional<at::Tensor>& value_cache,  // or None
+                            const at::Tensor& slot_mapping,                // [T']
+                            int64_t cache_mode, std::optional<int64_t> head_num) {
+  const std::optional<aop::reshape_and_cache::Args> args = aop::torch_adapter::make_static_args(
+      key, value, key_cache, value_cache, slot_mapping, cache_mode, head_num);
   if (args) {
     aop::torch_adapter::call_host([&] { aop::reshape_and_cache::validate(*args); });
   }

@@ -35,20 +35,25 @@ void expect_plain_format(const at::Tensor& t, const char* arg) {
   }
 }
 
-void reshape_and_cache_npu(const at::Tensor& key,           // [T, H, Dk], rows may be strided
-                           const at::Tensor& value,         // [T, H, Dv]
-                           at::Tensor& key_cache,           // [num_blocks, block_size, H, Dk]
-                           at::Tensor& value_cache,         // [num_blocks, block_size, H, Dv]
-                           const at::Tensor& slot_mapping) {  // [T'] int32 / int64, T' <= T
-  const aop::reshape_and_cache::Args args =
-      aop::torch_adapter::make_args(key, value, key_cache, value_cache, slot_mapping);
+void reshape_and_cache_npu(const at::Tensor& key,                         // [T, H, Dk] / [T, H*Dk], rows may be strided
+                           const std::optional<at::Tensor>& value,        // [T, H, Dv] / [T, H*Dv], or None
+                           at::Tensor& key_cache,                         // ND [num_blocks, block_size, H, Dk] / NZ
+                           const std::optional<at::Tensor>& value_cache,  // the same with Dv, or None
+                           const at::Tensor& slot_mapping,                // [T'] int32 / int64, T' <= T
+                           int64_t cache_mode, std::optional<int64_t> head_num) {
+  const aop::reshape_and_cache::Args args = aop::torch_adapter::make_args(
+      key, value, key_cache, value_cache, slot_mapping, cache_mode, head_num);
   // Only NPU tensors have a torch_npu format; a tensor on another device is refused by the
   // host's device check (run_npu validates first).
+  // (An NZ cache here is a plain tensor whose bytes are the NZ layout, cache_mode 1: still ND
+  // to torch_npu.)
   const std::pair<const at::Tensor*, const char*> tensors[] = {
-      {&key, "key"}, {&value, "value"}, {&key_cache, "key_cache"},
-      {&value_cache, "value_cache"}, {&slot_mapping, "slot_mapping"}};
+      {&key, "key"}, {value ? &*value : nullptr, "value"}, {&key_cache, "key_cache"},
+      {value_cache ? &*value_cache : nullptr, "value_cache"}, {&slot_mapping, "slot_mapping"}};
   for (const auto& [tensor, name] : tensors) {
-    if (tensor->device().type() == c10::DeviceType::PrivateUse1) expect_plain_format(*tensor, name);
+    if (tensor != nullptr && tensor->device().type() == c10::DeviceType::PrivateUse1) {
+      expect_plain_format(*tensor, name);
+    }
   }
   const c10::DeviceGuard device_guard(key.device());
   // stream() (not stream(false)) first drains torch_npu's task queue, so every op queued

@@ -14,36 +14,56 @@ _T, _H, _DK, _DV, _BLOCKS, _BLOCK_SIZE = 5, 2, 16, 8, 3, 4
 _SLOTS = np.array([7, -1, 0, 11, 4], dtype=np.int64)
 
 
-def _inputs(dtype=np.float16):
+# The call forms every case runs: (name, key-only, cache_mode, head_num given as [T, H*D]).
+_FORMS = (("kv", False, 0, False), ("key-only", True, 0, False), ("NZ kv", False, 1, False),
+          ("NZ key-only [T, H*D] + head_num", True, 1, True))
+_DETAIL = "forms: " + ", ".join(f[0] for f in _FORMS)
+
+
+def _inputs(form, dtype=np.float16):
+    """(args, kwargs) of one form: NumPy arrays, caches as fresh copies."""
+    _, key_only, cache_mode, flat = form
     rng = np.random.default_rng(0)
     key = rng.standard_normal((_T, _H, _DK)).astype(dtype)
     value = rng.standard_normal((_T, _H, _DV)).astype(dtype)
     key_cache = rng.standard_normal((_BLOCKS, _BLOCK_SIZE, _H, _DK)).astype(dtype)
     value_cache = rng.standard_normal((_BLOCKS, _BLOCK_SIZE, _H, _DV)).astype(dtype)
-    return key, value, key_cache, value_cache, _SLOTS.copy()
+    if cache_mode:  # Dv = 8 is not a whole fractal: widen value to 16 for NZ
+        value, value_cache = np.concatenate([value, value], 2), np.concatenate([value_cache, value_cache], 3)
+        key_cache, value_cache = reference.nd_to_nz(key_cache), reference.nd_to_nz(value_cache)
+    if key_only:
+        value = value_cache = None
+    kwargs = {"cache_mode": cache_mode}
+    if flat:
+        key = key.reshape(_T, -1)
+        value = None if value is None else value.reshape(_T, -1)
+        kwargs["head_num"] = _H
+    return [key, value, key_cache, value_cache, _SLOTS.copy()], kwargs
 
 
-def _expect(got_key_cache, got_value_cache, key, value, key_cache, value_cache, slots) -> None:
-    want_key, want_value = reference.reshape_and_cache(key, value, key_cache, value_cache, slots)
+def _expect(got_key_cache, got_value_cache, args, kwargs) -> None:
+    want_key, want_value = reference.reshape_and_cache(*args, cache_mode=kwargs["cache_mode"])
     if not np.array_equal(np.asarray(got_key_cache), want_key):
         raise AssertionError("key_cache differs from the reference")
-    if not np.array_equal(np.asarray(got_value_cache), want_value):
+    if want_value is not None and not np.array_equal(np.asarray(got_value_cache), want_value):
         raise AssertionError("value_cache differs from the reference")
 
 
 def _numpy(backend: str):
-    def run() -> None:
+    def run() -> str:
         from .api import reshape_and_cache
 
-        key, value, key_cache, value_cache, slots = _inputs()
-        out_k, out_v = key_cache.copy(), value_cache.copy()
-        reshape_and_cache(key, value, out_k, out_v, slots, backend=backend)
-        _expect(out_k, out_v, key, value, key_cache, value_cache, slots)
+        for form in _FORMS:
+            args, kwargs = _inputs(form)
+            out = [None if a is None else a.copy() for a in args[2:4]]
+            reshape_and_cache(args[0], args[1], out[0], out[1], args[4], **kwargs, backend=backend)
+            _expect(out[0], out[1], args, kwargs)
+        return _DETAIL
     return run
 
 
 def _torch(compiled: bool, device: str = "cpu"):
-    def run() -> None:
+    def run() -> str:
         from ascend_ops.common.loader import load_native
 
         load_native("ascend_ops.reshape_and_cache", "torch")  # a clear error if not built
@@ -53,18 +73,22 @@ def _torch(compiled: bool, device: str = "cpu"):
             import torch_npu  # noqa: F401  (only reached where an Ascend device is present)
         from .torch_ops import reshape_and_cache
 
-        key, value, key_cache, value_cache, slots = _inputs()
-        tk = torch.from_numpy(key_cache.copy()).to(device)
-        tv = torch.from_numpy(value_cache.copy()).to(device)
-        fn = torch.compile(reshape_and_cache, fullgraph=True) if compiled else reshape_and_cache
-        fn(*(torch.from_numpy(a).to(device) for a in (key, value)), tk, tv,
-           torch.from_numpy(slots).to(device))
-        _expect(tk.cpu().numpy(), tv.cpu().numpy(), key, value, key_cache, value_cache, slots)
+        for form in _FORMS:
+            if compiled:
+                # Each form compiles anew; without the reset, the forms of repeated checks in one
+                # process exceed Dynamo's recompile limit for this function (a fullgraph failure).
+                torch.compiler.reset()
+            fn = torch.compile(reshape_and_cache, fullgraph=True) if compiled else reshape_and_cache
+            args, kwargs = _inputs(form)
+            t = [None if a is None else torch.from_numpy(a.copy()).to(device) for a in args]
+            fn(*t, **kwargs)
+            _expect(t[2].cpu().numpy(), None if t[3] is None else t[3].cpu().numpy(), args, kwargs)
+        return _DETAIL
     return run
 
 
 def _mindspore(graph: bool):
-    def run() -> None:
+    def run() -> str:
         from ascend_ops.common.loader import load_native
 
         load_native("ascend_ops.reshape_and_cache", "mindspore")
@@ -72,13 +96,24 @@ def _mindspore(graph: bool):
 
         from . import ms as ms_ops
 
-        key, value, key_cache, value_cache, slots = _inputs()
-        pk = ms.Parameter(ms.Tensor(key_cache.copy()), name="key_cache")
-        pv = ms.Parameter(ms.Tensor(value_cache.copy()), name="value_cache")
-        args = (ms.Tensor(key), ms.Tensor(value), pk, pv, ms.Tensor(slots))
-        fn = ms.jit(ms_ops.reshape_and_cache) if graph else ms_ops.reshape_and_cache
-        fn(*args)
-        _expect(pk.asnumpy(), pv.asnumpy(), key, value, key_cache, value_cache, slots)
+        for form in _FORMS:
+            args, kwargs = _inputs(form)
+            pk = ms.Parameter(ms.Tensor(args[2].copy()), name="key_cache")
+            pv = None if args[3] is None else ms.Parameter(ms.Tensor(args[3].copy()), name="value_cache")
+            key, value, slots = ms.Tensor(args[0]), None if args[1] is None else ms.Tensor(args[1]), ms.Tensor(args[4])
+            cache_mode, head_num = kwargs["cache_mode"], kwargs.get("head_num")
+            if graph and value is None:
+                def key_only_step(k, kc, s):
+                    return ms_ops.reshape_and_cache(k, None, kc, None, s, cache_mode, head_num)
+                ms.jit(key_only_step)(key, pk, slots)
+            elif graph:
+                def step(k, v, kc, vc, s):
+                    return ms_ops.reshape_and_cache(k, v, kc, vc, s, cache_mode, head_num)
+                ms.jit(step)(key, value, pk, pv, slots)
+            else:
+                ms_ops.reshape_and_cache(key, value, pk, pv, slots, cache_mode, head_num)
+            _expect(pk.asnumpy(), None if pv is None else pv.asnumpy(), args, kwargs)
+        return _DETAIL
     return run
 
 

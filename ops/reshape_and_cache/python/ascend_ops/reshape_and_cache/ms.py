@@ -39,7 +39,8 @@ from mindspore.ops import signature as sig
 
 from ascend_ops.common.loader import load_native
 
-__all__ = ["PRIMITIVE", "ReshapeAndCache", "reshape_and_cache"]
+__all__ = ["PRIMITIVE", "KV_PRIMITIVE", "KEY_PRIMITIVE", "ReshapeAndCache", "ReshapeAndCacheAttrs",
+           "ReshapeAndCacheKey", "reshape_and_cache"]
 
 _OP = "reshape_and_cache"
 _native = load_native("ascend_ops.reshape_and_cache", "mindspore")
@@ -97,8 +98,17 @@ class ReshapeAndCache(ops.Custom):
                 "ascend-op-reshape-and-cache has no NPU backend for MindSpore: it runs on "
                 "device_target 'CPU' only (rebuild where CANN is installed)"
             )
-        _native.validate_signature([list(a["shape"]) for a in args], [_dtype_name(a["dtype"]) for a in args])
+        shapes = [list(a["shape"]) for a in args]
+        dtypes = [_dtype_name(a["dtype"]) for a in args]
+        attrs = [0, 0]
+        if self._has_attrs:
+            attrs = _constant_attrs(args[-1])
+            if attrs is None:  # not a compile-time constant: the aot kernel checks at run time
+                return super().__infer__(*args)
+        _native.validate_signature(shapes, dtypes, attrs[0], attrs[1])
         return super().__infer__(*args)
+
+    _has_attrs = False
 
     def __call__(self, key, value, key_cache, value_cache, slot_mapping):
         if jit_context() is not None:  # traced jit: let MindSpore record the aot primitive
@@ -106,26 +116,78 @@ class ReshapeAndCache(ops.Custom):
         return _native.reshape_and_cache(key, value, key_cache, value_cache, slot_mapping)
 
 
-#: The shared instance: graph compilers resolve it as a module-level primitive.
-PRIMITIVE = ReshapeAndCache()
+class ReshapeAndCacheAttrs(ReshapeAndCache):
+    """:class:`ReshapeAndCache` with a sixth input, ``attrs``: an int64 [2] tensor
+    ``(cache_mode, head_num)`` (head_num 0: not given). Built by :func:`reshape_and_cache`."""
+
+    __mindspore_signature__ = ReshapeAndCache.__mindspore_signature__ + (sig.make_sig("attrs"),)
+    _has_attrs = True
+
+    def __call__(self, key, value, key_cache, value_cache, slot_mapping, attrs):
+        if jit_context() is not None:
+            return ops.Custom.__call__(self, key, value, key_cache, value_cache, slot_mapping, attrs)
+        cache_mode, head_num = (int(x) for x in attrs.asnumpy())
+        return _native.reshape_and_cache(key, value, key_cache, value_cache, slot_mapping, cache_mode, head_num)
 
 
-def reshape_and_cache(key, value, key_cache, value_cache, slot_mapping):
-    """Write key/value rows into a paged KV cache in place (MindSpore tensors or Parameters).
+class ReshapeAndCacheKey(ReshapeAndCache):
+    """The key-only form: inputs ``(key, key_cache, slot_mapping, attrs)``, key_cache written in
+    place; attrs as in :class:`ReshapeAndCacheAttrs`."""
+
+    __mindspore_signature__ = (
+        sig.make_sig("key"),
+        sig.make_sig("key_cache", sig.sig_rw.RW_WRITE),
+        sig.make_sig("slot_mapping"),
+        sig.make_sig("attrs"),
+    )
+    _has_attrs = True
+
+    def __call__(self, key, key_cache, slot_mapping, attrs):
+        if jit_context() is not None:
+            return ops.Custom.__call__(self, key, key_cache, slot_mapping, attrs)
+        cache_mode, head_num = (int(x) for x in attrs.asnumpy())
+        return _native.reshape_and_cache(key, None, key_cache, None, slot_mapping, cache_mode, head_num)
+
+
+def _constant_attrs(arg: dict):
+    """(cache_mode, head_num) from the inferred attrs input if it is a compile-time constant."""
+    value = arg.get("value") if isinstance(arg, dict) else None
+    if value is None:
+        return None
+    try:
+        array = value.asnumpy() if hasattr(value, "asnumpy") else value
+        return [int(x) for x in list(array)]
+    except (TypeError, ValueError):
+        return None
+
+
+#: The shared instances: graph compilers resolve them as module-level primitives.
+PRIMITIVE = ReshapeAndCache()  # key + value, ND, [T, H, D] (the original five-input form)
+KV_PRIMITIVE = ReshapeAndCacheAttrs()  # key + value with (cache_mode, head_num)
+KEY_PRIMITIVE = ReshapeAndCacheKey()  # key-only with (cache_mode, head_num)
+
+
+def reshape_and_cache(key, value, key_cache, value_cache, slot_mapping, cache_mode=0, head_num=None):
+    """Write key (and value) rows into a paged KV cache in place (MindSpore tensors or Parameters).
 
     Works eagerly (PyNative), inside ``ms.jit`` functions and in GRAPH_MODE Cells.
 
     Parameters
     ----------
-    key : mindspore.Tensor, [T, H, Dk] float16, bfloat16, float32 or int8; in PyNative token
-        rows may be strided (e.g. a view of a fused qkv tensor).
-    value : mindspore.Tensor, [T, H, Dv], the dtype of key.
-    key_cache : mindspore.Tensor or Parameter, [num_blocks, block_size, H, Dk], contiguous.
-    value_cache : mindspore.Tensor or Parameter, [num_blocks, block_size, H, Dv], contiguous.
+    key : mindspore.Tensor, [T, H, Dk] (or [T, H*Dk] with head_num) float16, bfloat16, float32 or
+        int8; in PyNative token rows may be strided (e.g. a view of a fused qkv tensor).
+    value : mindspore.Tensor [T, H, Dv] (or [T, H*Dv]), the dtype of key; or None (key-only).
+    key_cache : mindspore.Tensor or Parameter, contiguous. cache_mode 0:
+        [num_blocks, block_size, H, Dk]; cache_mode 1 (FRACTAL_NZ): [num_blocks, H*Dk/F, block_size, F],
+        F = 16 (float16 / bfloat16) or 32 (int8).
+    value_cache : the same with Dv, or None exactly when value is None.
     slot_mapping : mindspore.Tensor, [T'] int32 or int64 with T' <= T.
+    cache_mode : 0 (ND) or 1 (NZ).
+    head_num : H when key / value are [T, H*D] (must divide H*D); None otherwise.
 
-    For ``t < T'`` and ``s = slot_mapping[t] >= 0``:
-    ``key_cache[s // block_size, s % block_size] = key[t]`` and the same for value.
+    For ``t < T'`` and ``s = slot_mapping[t] >= 0``, ``b = s // block_size``, ``o = s % block_size``:
+    ND ``key_cache[b, o] = key[t]``; NZ ``key_cache[b, j // F, o, j % F] = key[t].flatten()[j]``;
+    the same for value.
 
     Returns
     -------
@@ -135,10 +197,20 @@ def reshape_and_cache(key, value, key_cache, value_cache, slot_mapping):
     ------
     TypeError, ValueError, IndexError
         Naming the argument, the expected and the actual value; the caches are then unchanged.
-        In a graph, dtype and shape errors are raised when it is compiled; a slot out of range
+        In a graph, dtype and shape errors are raised when it is compiled (for the forms with
+        cache_mode / head_num, when those are compile-time constants); a slot out of range
         is found when it runs and raised by MindSpore as ``RuntimeError`` whose message carries
         ours ("... Error message is IndexError: reshape_and_cache: slot_mapping[t] = ...").
     RuntimeError
         On a device_target this build has no backend for.
     """
-    return PRIMITIVE(key, value, key_cache, value_cache, slot_mapping)
+    if value is None and value_cache is None:
+        return KEY_PRIMITIVE(key, key_cache, slot_mapping, _attrs(cache_mode, head_num))
+    if cache_mode == 0 and head_num is None:
+        return PRIMITIVE(key, value, key_cache, value_cache, slot_mapping)
+    return KV_PRIMITIVE(key, value, key_cache, value_cache, slot_mapping, _attrs(cache_mode, head_num))
+
+
+def _attrs(cache_mode, head_num):
+    """The attrs input (cache_mode, head_num); head_num None is sent as 0 (not given)."""
+    return ms.Tensor([cache_mode, 0 if head_num is None else head_num], ms.int64)

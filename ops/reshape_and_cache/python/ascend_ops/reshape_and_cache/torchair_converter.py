@@ -38,9 +38,20 @@ def convert_reshape_and_cache(
     key_cache: Any,  # [num_blocks, block_size, H, Dk]
     value_cache: Any,  # [num_blocks, block_size, H, Dv]
     slot_mapping: Any,  # [T']
+    cache_mode: int = 0,
+    head_num: Optional[int] = None,
     meta_outputs: Optional[Any] = None,
 ) -> None:
-    """Emit one ``ReshapeAndCache`` node writing key_cache and value_cache in place."""
+    """Emit one ``ReshapeAndCache`` node writing key_cache and value_cache in place.
+
+    The GE prototype above has the five-tensor ND form only: a key-only call, cache_mode 1 or a
+    head_num is refused here (not silently dropped). Not run here: torchair is not installed.
+    """
+    if value is None or value_cache is None or cache_mode != 0 or head_num is not None:
+        raise NotImplementedError(
+            "reshape_and_cache: the torchair converter supports the ND key+value form only "
+            f"(value and value_cache given, cache_mode 0, no head_num); got cache_mode={cache_mode}, "
+            f"head_num={head_num}, value {'None' if value is None else 'given'}")
     torchair.ge.custom_op(
         GE_OP_TYPE,
         inputs={
