@@ -155,6 +155,11 @@ function(ascend_ops_add_op op)
     _aop_module_common(_torch ${op})
     _aop_host_library(_host_t ${op} ${AOP_TORCH_CXX11_ABI} ${A_HOST})
     target_link_libraries(_torch PRIVATE ${_host_t} aop::torch Python::Module)
+    # torch's CPU wheels parallelise with OpenMP: at::parallel_for (which the adapters hand the
+    # CPU kernels' work to) is inline code that runs serially unless compiled with -fopenmp.
+    # libgomp.so.1 then resolves to the copy torch has already loaded: one OpenMP team.
+    target_compile_options(_torch PRIVATE -fopenmp)
+    target_link_options(_torch PRIVATE -fopenmp)
     if(_tnpu)
       target_sources(_torch PRIVATE ${A_TORCH_NPU})
       target_include_directories(_torch SYSTEM PRIVATE ${AOP_TORCH_NPU_ROOT}/include ${AOP_CANN_ROOT}/include)
