@@ -1,5 +1,6 @@
 // Everything of the common runtime for C++ callers: the C interface and its wrappers.
 #pragma once
+#include "ascend_ops/async_error.hpp"
 #include "ascend_ops/cache.hpp"
 #include "ascend_ops/config.hpp"
 #include "ascend_ops/dtype.hpp"

@@ -127,3 +127,45 @@ TEST(version_and_abi) {
   CHECK_EQ(AOP_COMMON_ABI, 1);
   aop::check_common_abi("test_errors");  // same build: must not throw
 }
+
+namespace {
+int g_polls = 0;
+int g_sync_polls = 0;
+void test_poller(int synchronize, void* ctx) {
+  ++g_polls;
+  if (synchronize != 0) ++g_sync_polls;
+  // A device path posts what its streams recorded: here, what ctx says.
+  const char* message = static_cast<const char*>(ctx);
+  if (message != nullptr && synchronize != 0) aop_async_error_post(AOP_INDEX_ERROR, message);
+}
+}  // namespace
+
+TEST(async_error_first_one_wins_and_take_clears) {
+  aop_error err = aop::make_error();
+  CHECK_EQ(aop_async_error_take(&err), AOP_OK);  // nothing pending at start
+  CHECK_EQ(aop_async_error_pending(), 0);
+  CHECK(aop::post_async_error(aop::Error(AOP_INDEX_ERROR, "op: slot_mapping[3] = 99 is out of range")));
+  CHECK(!aop::post_async_error(aop::Error(AOP_VALUE_ERROR, "a later error")));
+  CHECK_EQ(aop_async_error_pending(), 1);
+  CHECK_THROWS_AS(aop::raise_pending_async_error(), aop::Error, [](const aop::Error& e) {
+    CHECK_EQ(e.status(), AOP_INDEX_ERROR);
+    CHECK_EQ(std::string(e.what()), "op: slot_mapping[3] = 99 is out of range");
+  });
+  CHECK_EQ(aop_async_error_pending(), 0);
+  aop::raise_pending_async_error();  // cleared: must not throw
+  aop::raise_async_error(true);
+}
+
+TEST(async_error_check_runs_pollers) {
+  static char message[] = "op: block_table[1][2] = -4 is out of range";
+  aop_async_error_add_poller(test_poller, message);
+  aop_async_error_add_poller(test_poller, message);  // idempotent
+  aop::raise_async_error(false);  // the poller looks without synchronising: nothing found
+  CHECK_EQ(g_polls, 1);
+  CHECK_THROWS_AS(aop::raise_async_error(true), aop::Error, [](const aop::Error& e) {
+    CHECK_EQ(e.status(), AOP_INDEX_ERROR);
+    CHECK(contains(e.what(), "block_table[1][2] = -4"));
+  });
+  CHECK_EQ(g_polls, 2);
+  CHECK_EQ(g_sync_polls, 1);
+}

@@ -251,3 +251,15 @@ def test_python_and_library_abi_must_match(common_lib, fresh_clib, monkeypatch):
     message = str(info.value)
     assert f"C ABI {_clib.ABI - 1}" in message and f"C ABI {_clib.ABI}" in message
     assert isinstance(info.value, ImportError)
+
+
+def test_check_errors_raises_the_first_posted_error_once():
+    lib = _clib.library()
+    common.check_errors()  # nothing pending
+    assert lib.aop_async_error_post(3, b"reshape_and_cache: slot_mapping[2] = 77 is out of range") == 1
+    assert lib.aop_async_error_post(1, b"a later error") == 0  # the first one wins
+    assert lib.aop_async_error_pending() == 1
+    with pytest.raises(IndexError, match=r"slot_mapping\[2\] = 77"):
+        common.check_errors(synchronize=False)
+    assert lib.aop_async_error_pending() == 0
+    common.check_errors()  # raising cleared it

@@ -17,6 +17,7 @@ from pathlib import Path
 from ._clib import (
     Platform,
     cache_stats,
+    check_errors,
     clear_caches,
     common_abi,
     common_version,
@@ -55,6 +56,7 @@ __all__ = [
     "common_version",
     "common_abi",
     "cache_stats",
+    "check_errors",
     "pool_stats",
     "set_cache_capacity",
     "num_threads",

@@ -38,6 +38,7 @@ __all__ = [
     "current_platform",
     "num_threads",
     "set_num_threads",
+    "check_errors",
 ]
 
 #: The C ABI (``AOP_COMMON_ABI`` in version.h) whose structs this module declares.
@@ -168,6 +169,10 @@ _SIGNATURES: Dict[str, Tuple[object, Sequence[object]]] = {
     "aop_num_threads": (ctypes.c_int32, []),
     "aop_set_num_threads": (None, [ctypes.c_int32]),
     "aop_num_threads_explicit": (ctypes.c_int32, []),
+    # async_error.h
+    "aop_async_error_post": (ctypes.c_int, [ctypes.c_int, ctypes.c_char_p]),
+    "aop_async_error_pending": (ctypes.c_int, []),
+    "aop_async_error_check": (ctypes.c_int, [ctypes.c_int, _ERR]),
     # platform.h
     "aop_platform_preset_count": (ctypes.c_size_t, []),
     "aop_platform_preset_at": (ctypes.c_int, [ctypes.c_size_t, ctypes.POINTER(AopPlatform)]),
@@ -548,3 +553,18 @@ def set_num_threads(n: int) -> None:
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"set_num_threads: n should be an int but is {type(n).__name__}")
     library().aop_set_num_threads(n)
+
+
+# --- asynchronous errors (async_error.h) ---------------------------------------------------
+def check_errors(synchronize: bool = True) -> None:
+    """Raise the first error an earlier op call found after it returned: an NPU kernel's
+    in-kernel checks (a bad slot, block id or length) or checks that ran in a framework's queued
+    task. The exception is the one the op raises for the same input when it checks
+    synchronously (same class, same message naming the op, argument, index and value); the
+    call's outputs were left untouched. With ``synchronize`` (the default), every device stream
+    an op used is synchronised first, so every earlier call is covered; without it, only errors
+    already known to the host are raised. Returns None when there is no error. The slot holds
+    one error (the first); raising it clears it."""
+    err = AopError()
+    status = library().aop_async_error_check(1 if synchronize else 0, ctypes.byref(err))
+    _raise_for(status, err, "check_errors()")
