@@ -64,11 +64,12 @@ void run_npu(const Args& a, void* stream_ptr) {
   Block tiling_block = npu_pool().acquire(sizeof(t));
   acl_check(aclrtMemcpyAsync(tiling_block.data(), sizeof(t), &t, sizeof(t), ACL_MEMCPY_HOST_TO_DEVICE, stream),
             "copying the tiling");
+  // workspace and error_record (nullptr here) are wired by branch `sim`'s NPU path.
   adv_step_flash_launch(static_cast<uint32_t>(t.block_dim), stream, static_cast<uint8_t*>(a.input_tokens.data),
                         static_cast<uint8_t*>(a.sampled_token_ids.data),
                         static_cast<uint8_t*>(a.input_positions.data), static_cast<uint8_t*>(a.seq_lens.data),
                         static_cast<uint8_t*>(a.slot_mapping.data), static_cast<uint8_t*>(a.block_tables.data),
-                        static_cast<uint8_t*>(tiling_block.data()));
+                        nullptr, nullptr, static_cast<uint8_t*>(tiling_block.data()));
   // The tiling block must outlive the kernel: hold it until the stream reaches this point.
   acl_check(aclrtSynchronizeStream(stream), "waiting for the kernel");
 }

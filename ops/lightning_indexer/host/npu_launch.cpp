@@ -74,11 +74,13 @@ void run_npu(const Args& a, void* stream_ptr) {
   Block workspace = npu_pool().acquire(workspace_bytes);
   acl_check(aclrtMemcpyAsync(tiling_block.data(), sizeof(t), &t, sizeof(t), ACL_MEMCPY_HOST_TO_DEVICE, stream),
             "copying the tiling");
+  // error_record (nullptr here) and the workspace's check slots are wired by branch `sim`'s NPU path.
   lightning_indexer_launch(static_cast<uint32_t>(t.block_dim), stream, bytes(a.query.data), bytes(a.key.data),
                            bytes(a.weights.data), bytes_or_null(a.actual_seq_lengths_query),
                            bytes_or_null(a.actual_seq_lengths_key), bytes_or_null(a.block_table),
                            bytes(a.sparse_indices.data), bytes_or_null(a.sparse_values),
-                           static_cast<uint8_t*>(workspace.data()), static_cast<uint8_t*>(tiling_block.data()));
+                           static_cast<uint8_t*>(workspace.data()), nullptr,
+                           static_cast<uint8_t*>(tiling_block.data()));
   // The tiling and workspace blocks must outlive the kernel: hold them until the stream gets here.
   acl_check(aclrtSynchronizeStream(stream), "waiting for the kernel");
 }

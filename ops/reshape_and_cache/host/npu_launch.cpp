@@ -57,12 +57,14 @@ void run_npu(const Args& args, void* stream_ptr) {
   Block tiling_block = npu_pool().acquire(sizeof(t));
   acl_check(aclrtMemcpyAsync(tiling_block.data(), sizeof(t), &t, sizeof(t),
                              ACL_MEMCPY_HOST_TO_DEVICE, stream), "copying the tiling");
+  // workspace and error_record (nullptr here) are wired by branch `sim`'s NPU path.
   reshape_and_cache_launch(static_cast<uint32_t>(t.block_dim), stream,
                            static_cast<uint8_t*>(a.key.data),
                            a.has_value ? static_cast<uint8_t*>(a.value.data) : nullptr,
                            static_cast<uint8_t*>(a.key_cache.data),
                            a.has_value ? static_cast<uint8_t*>(a.value_cache.data) : nullptr,
-                           static_cast<uint8_t*>(a.slot_mapping.data), static_cast<uint8_t*>(tiling_block.data()));
+                           static_cast<uint8_t*>(a.slot_mapping.data), nullptr, nullptr,
+                           static_cast<uint8_t*>(tiling_block.data()));
   // The tiling block must outlive the kernel: hold it until the stream reaches this point.
   acl_check(aclrtSynchronizeStream(stream), "waiting for the kernel");
 }
