@@ -27,6 +27,10 @@ constexpr int64_t kKeyTile = 64;
 constexpr int64_t kRowBlock = 16;
 constexpr int64_t kItemsPerThread = 4;
 constexpr int64_t kMinChunk = 1024;  // below this, merging chunks costs more than it spreads
+// Keys per chunk at least, in units of sparse_count: a chunk's first 2K keys all enter its
+// candidate buffer (one selection, and a sort at the end, per chunk); only later keys are
+// filtered by the K-th best score. Shorter chunks spend their time on selection, not scoring.
+constexpr int64_t kMinChunkPerK = 4;
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
@@ -46,7 +50,7 @@ CpuPlan compute(const Dims& d, const Args& a, int32_t threads) {
                                                         : d.key_rows;
   const int64_t want_chunks = std::max<int64_t>(1, (kItemsPerThread * threads + groups - 1) / groups);
   const int64_t chunk = std::max(round_up((std::max<int64_t>(keys, 1) + want_chunks - 1) / want_chunks, kKeyTile),
-                                 std::max(kMinChunk, round_up(a.sparse_count, kKeyTile)));
+                                 std::max(kMinChunk, round_up(kMinChunkPerK * a.sparse_count, kKeyTile)));
   p.key_chunk = chunk;
   return p;
 }
