@@ -32,8 +32,39 @@ inline float cand_score(Cand c) {
 }
 
 // Keys arrive in increasing index order, so once the buffer has been pruned a new key can
-// only enter with a score strictly above the current K-th best. NaN scores never enter.
-// The buffer holds 2K candidates; a full buffer is pruned to the best K by selection.
+// only enter with a score strictly above the worst kept candidate. NaN scores never enter.
+// The buffer holds 2K candidates; a full buffer is pruned to about 1.25K (at least K) by a
+// pivot taken from a sorted sample and one branch-free pass, much cheaper than an exact
+// selection; an unlucky pivot (fewer than K kept) falls back to nth_element. The kept set
+// always holds the best K of the keys seen, since only candidates with K better ones leave.
+// Sorts c[0 .. n) ascending; scratch holds n. LSD radix sort by bytes, skipping the bytes all
+// candidates share (e.g. the index's high bytes): no data-dependent branches, unlike a
+// comparison sort on scores in random order.
+inline void radix_sort(Cand* c, int64_t n, Cand* scratch) {
+  if (n < 64) {
+    std::sort(c, c + n);
+    return;
+  }
+  uint32_t count[8][256] = {};
+  for (int64_t i = 0; i < n; ++i) {
+    for (int b = 0; b < 8; ++b) ++count[b][(c[i] >> (8 * b)) & 0xff];
+  }
+  Cand* from = c;
+  Cand* to = scratch;
+  for (int b = 0; b < 8; ++b) {
+    if (count[b][(c[0] >> (8 * b)) & 0xff] == static_cast<uint32_t>(n)) continue;  // one value: no-op pass
+    uint32_t offset[256];
+    uint32_t sum = 0;
+    for (int v = 0; v < 256; ++v) {
+      offset[v] = sum;
+      sum += count[b][v];
+    }
+    for (int64_t i = 0; i < n; ++i) to[offset[(from[i] >> (8 * b)) & 0xff]++] = from[i];
+    std::swap(from, to);
+  }
+  if (from != c) std::copy(from, from + n, c);
+}
+
 class RunningTopK {
  public:
   void reset(Cand* buffer, int64_t k) {
@@ -57,20 +88,49 @@ class RunningTopK {
 
   // Sorts the kept candidates (best first); returns how many (<= k).
   int64_t finish() {
-    if (n_ > k_) prune();
-    std::sort(buf_, buf_ + n_);
+    if (n_ > k_) {
+      prune(k_ + k_ / 8);
+      if (n_ > k_) std::nth_element(buf_, buf_ + (k_ - 1), buf_ + n_);
+      n_ = std::min(n_, k_);
+    }
+    radix_sort(buf_, n_, buf_ + k_);  // the buffer's upper half is free now
     return n_;
   }
 
  private:
+  static constexpr int64_t kSample = 256;
+  static constexpr int64_t kMinSampled = 1024;  // below this many candidates, nth_element
+
   void add(float score, int64_t index) {
     buf_[n_++] = make_cand(score, index);
-    if (n_ == 2 * k_) prune();
+    if (n_ == 2 * k_) prune(k_ + k_ / 4);
   }
-  void prune() {
-    std::nth_element(buf_, buf_ + (k_ - 1), buf_ + n_);
-    n_ = k_;
-    threshold_ = cand_score(buf_[k_ - 1]);
+
+  // Keeps at least k_ candidates, about `target`, and sets the threshold.
+  void prune(int64_t target) {
+    Cand pivot = 0;
+    int64_t kept = 0;
+    if (n_ >= kMinSampled) {
+      Cand sample[kSample];
+      for (int64_t s = 0; s < kSample; ++s) sample[s] = buf_[s * n_ / kSample];
+      std::sort(sample, sample + kSample);
+      pivot = sample[std::min(kSample - 1, target * kSample / n_)];
+      for (int64_t i = 0; i < n_; ++i) kept += buf_[i] <= pivot;
+    }
+    if (kept >= k_ && kept < n_) {
+      int64_t w = 0;
+      for (int64_t i = 0; i < n_; ++i) {
+        const Cand c = buf_[i];
+        buf_[w] = c;
+        w += c <= pivot;
+      }
+      n_ = w;
+    } else {
+      std::nth_element(buf_, buf_ + (k_ - 1), buf_ + n_);
+      n_ = k_;
+      pivot = buf_[k_ - 1];
+    }
+    threshold_ = cand_score(pivot);
     pruned_ = true;
   }
 
