@@ -27,10 +27,11 @@ constexpr int64_t kKeyTile = 64;
 constexpr int64_t kRowBlock = 16;
 constexpr int64_t kItemsPerThread = 4;
 constexpr int64_t kMinChunk = 1024;  // below this, merging chunks costs more than it spreads
-// Keys per chunk at least, in units of sparse_count: a chunk's first 2K keys all enter its
-// candidate buffer (one selection, and a sort at the end, per chunk); only later keys are
-// filtered by the K-th best score. Shorter chunks spend their time on selection, not scoring.
-constexpr int64_t kMinChunkPerK = 4;
+// Keys per chunk at least, in units of sparse_count, unless a thread would otherwise get no
+// item: a chunk's first 2K keys all enter its candidate buffer (selections, and a sort at the
+// end, per chunk); only later keys are filtered by the K-th best score. Shorter chunks spend
+// their time on selection, not scoring.
+constexpr int64_t kMinChunkPerK = 8;
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
@@ -48,10 +49,14 @@ CpuPlan compute(const Dims& d, const Args& a, int32_t threads) {
   const int64_t keys = a.layout_key == Layout::kPA_BSND ? d.max_blocks * d.block_size
                        : a.layout_key == Layout::kTND   ? d.key_rows / std::max<int64_t>(d.batch, 1)
                                                         : d.key_rows;
+  // Chunks per group: up to kItemsPerThread items per thread (balance) as long as chunks keep
+  // min_chunk keys, at least one item per thread, never chunks under kMinChunk keys.
   const int64_t want_chunks = std::max<int64_t>(1, (kItemsPerThread * threads + groups - 1) / groups);
-  const int64_t chunk = std::max(round_up((std::max<int64_t>(keys, 1) + want_chunks - 1) / want_chunks, kKeyTile),
-                                 std::max(kMinChunk, round_up(kMinChunkPerK * a.sparse_count, kKeyTile)));
-  p.key_chunk = chunk;
+  const int64_t need_chunks = std::max<int64_t>(1, (threads + groups - 1) / groups);
+  const int64_t min_chunk = std::max(kMinChunk, round_up(kMinChunkPerK * a.sparse_count, kKeyTile));
+  const int64_t chunks = std::min(std::max(need_chunks, std::min(want_chunks, keys / min_chunk)),
+                                  std::max<int64_t>(1, keys / kMinChunk));
+  p.key_chunk = std::max(kKeyTile, round_up((std::max<int64_t>(keys, 1) + chunks - 1) / chunks, kKeyTile));
   return p;
 }
 

@@ -54,6 +54,18 @@ def test_ties_go_to_the_smaller_index_exactly(layout_key, mode):
     assert_topk(idx, val, reference_rows(args, "bfloat16", mode), shape.k, exact=True)
 
 
+@pytest.mark.parametrize("key_pool", [None, 5])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_long_rows_prune_by_sampled_pivots(dtype, key_pool):
+    """sparse_count 600 over up to 6000 keys: candidate buffers of 2K >= 1024, so the running
+    top-k prunes by sampled pivots and radix-sorts; with keys from a pool, ties are exact."""
+    shape = Shape((2, 1), (6000, 2500), 8, 64, 600, block_size=64)
+    args = make(shape, "BSND", "PA_BSND", dtype, seed=3, key_pool=key_pool)
+    for mode in MODES:
+        idx, val = run(args, dtype, sparse_mode=mode, return_value=True)
+        assert_topk(idx, val, reference_rows(args, dtype, mode), shape.k, exact=key_pool is not None)
+
+
 def test_default_arguments_match_the_spec():
     """sparse_count 2048, sparse_mode 3, layout BSND / PA_BSND."""
     shape = Shape((2, 3), (2100, 700), 4, 32, 2048, block_size=128)
