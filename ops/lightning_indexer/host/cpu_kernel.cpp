@@ -252,7 +252,7 @@ void run_cpu(const Args& a) {
     std::vector<uint32_t> qp;
     std::vector<Cand> buffers;
     std::vector<RunningTopK> tops;
-    std::vector<const char*> rows_ptr(static_cast<size_t>(KT));
+    std::vector<const char*> rows_ptr(static_cast<size_t>(KT)), next_ptr(static_cast<size_t>(KT));
     for (int64_t it = begin; it < end; ++it) {
       const Item& item = items[it];
       const Group& grp = groups[item.group];
@@ -281,13 +281,17 @@ void run_cpu(const Args& a) {
 
       for (int64_t t0 = item.key_begin; t0 < item.key_end; t0 += KT) {
         const int64_t n = std::min(KT, item.key_end - t0);
-        // The tile's key rows (through block_table for PA_BSND); the next tile's are prefetched
-        // (its cache blocks are anywhere in memory, out of the hardware prefetcher's reach).
+        // The tile's key rows (through block_table for PA_BSND) and the next tile's, to be
+        // prefetched while this one is scored: cache blocks lie anywhere in memory, out of the
+        // hardware prefetcher's reach.
         for (int64_t j = 0; j < n; ++j) rows_ptr[j] = key_row(x, grp.batch, grp.head, t0 + j);
-        const int64_t next_end = std::min(item.key_end, t0 + 2 * KT);
-        for (int64_t key = t0 + KT; key < next_end; ++key) {
-          const char* p = key_row(x, grp.batch, grp.head, key);
-          for (int64_t off = 0; off < D * elem; off += 64) __builtin_prefetch(p + off, 0, 0);
+        const int64_t next_n = std::max<int64_t>(0, std::min(KT, item.key_end - t0 - KT));
+        for (int64_t j = 0; j < next_n; ++j) next_ptr[j] = key_row(x, grp.batch, grp.head, t0 + KT + j);
+        int64_t to_prefetch = next_n;  // score_keys prefetches them while it scores the first row
+        if (!score_keys) {
+          for (int64_t j = 0; j < next_n; ++j) {
+            for (int64_t off = 0; off < D * elem; off += 64) __builtin_prefetch(next_ptr[j] + off, 0, 3);
+          }
         }
         // score_row's path: convert to float32 transposed to [D][KT], d-major so the stores
         // are contiguous; pad columns are zero.
@@ -298,7 +302,8 @@ void run_cpu(const Args& a) {
           const int64_t count = std::min(n, limit - t0);
           if (score_keys) {
             score_keys(qp.data() + r * (D / 2) * Gp, wf.data() + r * Gp, Gp, D, rows_ptr.data(), count,
-                       scores.data());
+                       scores.data(), next_ptr.data(), to_prefetch);
+            to_prefetch = 0;
           } else {
             score_row(qf.data() + r * G * D, wf.data() + r * G, G, D, kt.data(), KT, scores.data());
           }

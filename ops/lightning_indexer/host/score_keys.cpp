@@ -85,11 +85,22 @@ AOP_LI_TARGET inline void keys_block(const uint32_t* qp, const float* w, int64_t
   for (int j = 0; j < NK; ++j) scores[j] = _mm512_reduce_add_ps(part[j]);
 }
 
+AOP_LI_TARGET inline void prefetch_rows(const char* const* rows, int64_t begin, int64_t end, int64_t bytes) {
+  for (int64_t j = begin; j < end; ++j) {
+    for (int64_t off = 0; off < bytes; off += 64) _mm_prefetch(rows[j] + off, _MM_HINT_T0);
+  }
+}
+
 AOP_LI_TARGET void score_keys_avx512bf16(const uint32_t* qp, const float* w, int64_t Gp, int64_t D,
-                                         const char* const* keys, int64_t n, float* scores) {
+                                         const char* const* keys, int64_t n, float* scores,
+                                         const char* const* next, int64_t next_n) {
   const int64_t pairs = D / 2;
   int64_t j = 0;
-  for (; j + kKeys <= n; j += kKeys) keys_block<kKeys>(qp, w, Gp, pairs, keys + j, scores + j);
+  for (; j + kKeys <= n; j += kKeys) {
+    if (j < next_n) prefetch_rows(next, j, j + kKeys < next_n ? j + kKeys : next_n, 2 * D);
+    keys_block<kKeys>(qp, w, Gp, pairs, keys + j, scores + j);
+  }
+  if (j < next_n) prefetch_rows(next, j, next_n, 2 * D);
   switch (n - j) {  // the last keys: fewer per block, the same operations per key
     case 5: keys_block<5>(qp, w, Gp, pairs, keys + j, scores + j); break;
     case 4: keys_block<4>(qp, w, Gp, pairs, keys + j, scores + j); break;
