@@ -7,7 +7,7 @@
 // head-weighted sum fused): bfloat16 keys on a CPU with AVX512_BF16 are read where they lie by
 // the key-major kernel (host/score_keys.cpp); otherwise the tile is converted to float32 and
 // transposed once for score_row (host/score_row.cpp). Scores go to a
-// running top-k per row (host/top_k.h). A final pass merges the items of each row.
+// running top-k per row (host/top_k.h). A final pass merges the items of each split row.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -168,7 +168,7 @@ struct Group {  // one (batch, key head, block of rows); its items are [first_it
 struct Item {
   int64_t group;
   int64_t key_begin, key_end;
-  int64_t cand_offset;  // into the candidate store: (row_end - row_begin) * K entries
+  int64_t cand_offset;  // into the candidate store ((row_end - row_begin) * K entries); -1: not split
 };
 
 }  // namespace
@@ -199,9 +199,11 @@ void run_cpu(const Args& a) {
     if (out_val) std::fill(out_val + row * N2 * K, out_val + (row + 1) * N2 * K, neg_inf);
   }
 
-  // Groups and items.
+  // Groups and items. Only groups split into several items keep candidate lists for a merge;
+  // a group of one item writes its rows' outputs itself.
   std::vector<Group> groups;
   std::vector<Item> items;
+  std::vector<int64_t> split_groups;
   int64_t cand_total = 0;
   for (int64_t b = 0; b < d.batch; ++b) {
     const Batch& x = bs[b];
@@ -211,10 +213,15 @@ void run_cpu(const Args& a) {
         const int64_t extent = visible_limit(a.sparse_mode, x, r1 - 1);  // the last row sees the most
         Group grp{b, g, r0, r1, static_cast<int64_t>(items.size()), 0};
         for (int64_t k0 = 0; k0 < extent; k0 += plan.key_chunk) {
-          items.push_back(Item{static_cast<int64_t>(groups.size()), k0, std::min(extent, k0 + plan.key_chunk),
-                               cand_total});
-          cand_total += (r1 - r0) * K;
+          items.push_back(Item{static_cast<int64_t>(groups.size()), k0, std::min(extent, k0 + plan.key_chunk), -1});
           ++grp.items;
+        }
+        if (grp.items > 1) {
+          split_groups.push_back(static_cast<int64_t>(groups.size()));
+          for (int64_t i = 0; i < grp.items; ++i) {
+            items[grp.first_item + i].cand_offset = cand_total;
+            cand_total += (r1 - r0) * K;
+          }
         }
         groups.push_back(grp);
       }
@@ -222,6 +229,22 @@ void run_cpu(const Args& a) {
   }
   std::vector<Cand> cands(static_cast<size_t>(cand_total));
   std::vector<int32_t> cand_count(static_cast<size_t>(cand_total / std::max<int64_t>(K, 1)), 0);
+
+  // Row r of group grp gets its m best candidates `list`, then -1 / -inf.
+  auto write_row = [&](const Group& grp, int64_t r, const Cand* list, int64_t m) {
+    const int64_t out = ((bs[grp.batch].q_begin + grp.row_begin + r) * N2 + grp.head) * K;
+    for (int64_t p = 0; p < m; ++p) out_idx[out + p] = cand_index(list[p]);
+    std::fill(out_idx + out + m, out_idx + out + K, -1);
+    if (out_val) {
+      for (int64_t p = 0; p < m; ++p) out_val[out + p] = cand_score(list[p]);
+      std::fill(out_val + out + m, out_val + out + K, neg_inf);
+    }
+  };
+  for (const Group& grp : groups) {  // no visible key (empty batch, act_s1 > act_s2): no item
+    if (grp.items == 0) {
+      for (int64_t r = 0; r < grp.row_end - grp.row_begin; ++r) write_row(grp, r, nullptr, 0);
+    }
+  }
 
   const aop_dtype dtype = a.query.dtype;
   const int64_t elem = static_cast<int64_t>(aop_dtype_size(dtype));
@@ -312,47 +335,36 @@ void run_cpu(const Args& a) {
       }
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t m = tops[r].finish();
-        std::copy(buffers.data() + r * 2 * K, buffers.data() + r * 2 * K + m, cands.data() + item.cand_offset + r * K);
-        cand_count[(item.cand_offset + r * K) / K] = static_cast<int32_t>(m);
+        const Cand* best = buffers.data() + r * 2 * K;
+        if (grp.items == 1) {
+          write_row(grp, r, best, m);
+        } else {
+          std::copy(best, best + m, cands.data() + item.cand_offset + r * K);
+          cand_count[(item.cand_offset + r * K) / K] = static_cast<int32_t>(m);
+        }
       }
     }
   });
 
-  // Merge the items of each row and write the outputs.
-  parallel_for(static_cast<int64_t>(groups.size()), 1, [&](int64_t begin, int64_t end) {
+  // Merge the items of each row of the split groups and write their outputs.
+  if (split_groups.empty()) return;
+  parallel_for(static_cast<int64_t>(split_groups.size()), 1, [&](int64_t begin, int64_t end) {
     std::vector<Cand> merged, spare;
-    for (int64_t gi = begin; gi < end; ++gi) {
-      const Group& grp = groups[gi];
-      const Batch& x = bs[grp.batch];
+    for (int64_t si = begin; si < end; ++si) {
+      const Group& grp = groups[split_groups[si]];
       for (int64_t r = 0; r < grp.row_end - grp.row_begin; ++r) {
-        const Cand* list;
-        int64_t m;
-        if (grp.items == 1) {
-          const Item& item = items[grp.first_item];
-          list = cands.data() + item.cand_offset + r * K;
-          m = cand_count[(item.cand_offset + r * K) / K];
-        } else {
-          // Each item's list is sorted: merge them in turn (a strict order: no ties between items).
-          merged.clear();
-          for (int64_t i = 0; i < grp.items; ++i) {
-            const Item& item = items[grp.first_item + i];
-            const Cand* c = cands.data() + item.cand_offset + r * K;
-            const int64_t cm = cand_count[(item.cand_offset + r * K) / K];
-            spare.resize(merged.size() + static_cast<size_t>(cm));
-            std::merge(merged.begin(), merged.end(), c, c + cm, spare.begin());
-            spare.resize(std::min<size_t>(spare.size(), static_cast<size_t>(K)));
-            merged.swap(spare);
-          }
-          m = static_cast<int64_t>(merged.size());
-          list = merged.data();
+        // Each item's list is sorted: merge them in turn (a strict order: no ties between items).
+        merged.clear();
+        for (int64_t i = 0; i < grp.items; ++i) {
+          const Item& item = items[grp.first_item + i];
+          const Cand* c = cands.data() + item.cand_offset + r * K;
+          const int64_t cm = cand_count[(item.cand_offset + r * K) / K];
+          spare.resize(merged.size() + static_cast<size_t>(cm));
+          std::merge(merged.begin(), merged.end(), c, c + cm, spare.begin());
+          spare.resize(std::min<size_t>(spare.size(), static_cast<size_t>(K)));
+          merged.swap(spare);
         }
-        const int64_t out = ((x.q_begin + grp.row_begin + r) * N2 + grp.head) * K;
-        for (int64_t p = 0; p < m; ++p) out_idx[out + p] = cand_index(list[p]);
-        std::fill(out_idx + out + m, out_idx + out + K, -1);
-        if (out_val) {
-          for (int64_t p = 0; p < m; ++p) out_val[out + p] = cand_score(list[p]);
-          std::fill(out_val + out + m, out_val + out + K, neg_inf);
-        }
+        write_row(grp, r, merged.data(), static_cast<int64_t>(merged.size()));
       }
     }
   });
