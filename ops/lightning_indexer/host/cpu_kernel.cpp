@@ -259,15 +259,21 @@ void run_cpu(const Args& a) {
       dtype == AOP_DTYPE_BFLOAT16 && D % 2 == 0 ? select_score_keys_bf16() : nullptr;
   const int64_t Gp = (G + kHeadLanes - 1) / kHeadLanes * kHeadLanes;
 
-  auto key_row = [&](const Batch& x, int64_t batch, int64_t head, int64_t key) {
-    int64_t slot;
-    if (a.layout_key == Layout::kPA_BSND) {
-      const int64_t block = read_index(*a.block_table, batch * bt_stride + key / d.block_size);
-      slot = block * d.block_size + key % d.block_size;
-    } else {
-      slot = x.k_begin + key;
+  // ptrs[j] = key row of logical keys first + j, j < n (one division per call, not per key).
+  const int64_t row_stride = N2 * D * elem;
+  auto key_rows = [&](const Batch& x, int64_t batch, int64_t head, int64_t first, int64_t n, const char** ptrs) {
+    const char* base = k_base + head * D * elem;
+    if (a.layout_key != Layout::kPA_BSND) {
+      for (int64_t j = 0; j < n; ++j) ptrs[j] = base + (x.k_begin + first + j) * row_stride;
+      return;
     }
-    return k_base + ((slot * N2 + head) * D) * elem;
+    int64_t entry = first / d.block_size, offset = first % d.block_size;
+    for (int64_t j = 0; j < n;) {
+      const char* block = base + read_index(*a.block_table, batch * bt_stride + entry) * d.block_size * row_stride;
+      for (; offset < d.block_size && j < n; ++offset, ++j) ptrs[j] = block + offset * row_stride;
+      ++entry;
+      offset = 0;
+    }
   };
 
   parallel_for(static_cast<int64_t>(items.size()), 1, [&](int64_t begin, int64_t end) {
@@ -307,9 +313,13 @@ void run_cpu(const Args& a) {
         // The tile's key rows (through block_table for PA_BSND) and the next tile's, to be
         // prefetched while this one is scored: cache blocks lie anywhere in memory, out of the
         // hardware prefetcher's reach.
-        for (int64_t j = 0; j < n; ++j) rows_ptr[j] = key_row(x, grp.batch, grp.head, t0 + j);
+        if (t0 == item.key_begin) {
+          key_rows(x, grp.batch, grp.head, t0, n, rows_ptr.data());
+        } else {
+          rows_ptr.swap(next_ptr);  // found for the previous tile's prefetch
+        }
         const int64_t next_n = std::max<int64_t>(0, std::min(KT, item.key_end - t0 - KT));
-        for (int64_t j = 0; j < next_n; ++j) next_ptr[j] = key_row(x, grp.batch, grp.head, t0 + KT + j);
+        key_rows(x, grp.batch, grp.head, t0 + KT, next_n, next_ptr.data());
         int64_t to_prefetch = next_n;  // score_keys prefetches them while it scores the first row
         if (!score_keys) {
           for (int64_t j = 0; j < next_n; ++j) {
