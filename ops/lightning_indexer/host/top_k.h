@@ -75,14 +75,24 @@ class RunningTopK {
     threshold_ = 0.0f;
   }
 
-  // scores[i] is key first + i.
+  // scores[i] is key first + i. Branch-free: every score is written, the count advances only
+  // for those that enter (accepted scores come in random order: a branch would mispredict).
   void push(const float* scores, int64_t count, int64_t first) {
-    int64_t i = 0;
-    for (; i < count && !pruned_; ++i) {
-      if (scores[i] == scores[i]) add(scores[i], first + i);
-    }
-    for (; i < count; ++i) {
-      if (scores[i] > threshold_) add(scores[i], first + i);
+    for (int64_t i = 0; i < count;) {
+      const int64_t piece = std::min(count - i, 2 * k_ - n_);  // room left: n_ stays < 2K
+      if (!pruned_) {
+        for (int64_t j = i; j < i + piece; ++j) {
+          buf_[n_] = make_cand(scores[j], first + j);
+          n_ += scores[j] == scores[j];
+        }
+      } else {
+        for (int64_t j = i; j < i + piece; ++j) {
+          buf_[n_] = make_cand(scores[j], first + j);
+          n_ += scores[j] > threshold_;
+        }
+      }
+      i += piece;
+      if (n_ == 2 * k_) prune(k_ + k_ / 4);
     }
   }
 
@@ -100,11 +110,6 @@ class RunningTopK {
  private:
   static constexpr int64_t kSample = 256;
   static constexpr int64_t kMinSampled = 1024;  // below this many candidates, nth_element
-
-  void add(float score, int64_t index) {
-    buf_[n_++] = make_cand(score, index);
-    if (n_ == 2 * k_) prune(k_ + k_ / 4);
-  }
 
   // Keeps at least k_ candidates, about `target`, and sets the threshold.
   void prune(int64_t target) {
