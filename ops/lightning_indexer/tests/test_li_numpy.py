@@ -111,3 +111,15 @@ def test_cpu_plan_is_cached_and_names_the_isa():
     plan = core.cpu_plan(**args)
     assert plan["key_tile"] % 16 == 0 and plan["key_chunk"] % plan["key_tile"] == 0
     assert plan["isa"] == core.CPU_ISA and core.CPU_ISA in ("avx512", "avx2", "baseline")
+    assert plan["bf16_kernel"] is False  # float16: the transposing float32 path
+
+
+def test_bf16_kernel_runs_where_the_cpu_has_it():
+    """bfloat16 with an even D takes the AVX512_BF16 key-major kernel exactly where the CPU
+    has the instructions (_core.CPU_BF16_KERNEL); an odd D never does."""
+    core = load_native("ascend_ops.lightning_indexer", "core")
+    even = core.cpu_plan(dtype="bfloat16", **make(SHAPES[0], "BSND", "PA_BSND", "bfloat16"))
+    odd = core.cpu_plan(dtype="bfloat16", **make(Shape((1,), (40,), 4, 15, 8), "BSND", "PA_BSND", "bfloat16"))
+    assert even["bf16_kernel"] is bool(core.CPU_BF16_KERNEL)
+    assert odd["bf16_kernel"] is False
+    assert even["key_chunk"] % even["key_tile"] == 0 and even["key_tile"] % 16 == 0
