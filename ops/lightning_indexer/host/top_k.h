@@ -116,9 +116,9 @@ class RunningTopK {
     Cand pivot = 0;
     int64_t kept = 0;
     if (n_ >= kMinSampled) {
-      Cand sample[kSample];
+      Cand sample[kSample], scratch[kSample];
       for (int64_t s = 0; s < kSample; ++s) sample[s] = buf_[s * n_ / kSample];
-      std::sort(sample, sample + kSample);
+      radix_sort(sample, kSample, scratch);
       pivot = sample[std::min(kSample - 1, target * kSample / n_)];
       for (int64_t i = 0; i < n_; ++i) kept += buf_[i] <= pivot;
     }
