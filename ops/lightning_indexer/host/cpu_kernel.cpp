@@ -6,8 +6,8 @@
 // the tile with a register-blocked micro-kernel (float32 accumulation, ReLU and the
 // head-weighted sum fused): bfloat16 keys on a CPU with AVX512_BF16 are read where they lie by
 // the key-major kernel (host/score_keys.cpp); otherwise the tile is converted to float32 and
-// transposed once for score_row (host/score_row.cpp). Scores go to a
-// running top-k per row (host/top_k.h). A final pass merges the items of each split row.
+// transposed once for score_row (host/score_row.cpp). Scores go to a running top-k per row
+// (host/top_k.h). A final pass merges the items of each split row.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -19,9 +19,9 @@
 #include "ascend_ops/parallel.hpp"
 #include "ascend_ops/tensor.hpp"
 #include "host/cpu_kernel.h"
+#include "host/lightning_indexer.h"
 #include "host/score_keys.h"
 #include "host/top_k.h"
-#include "host/lightning_indexer.h"
 
 namespace aop::lightning_indexer {
 namespace {
