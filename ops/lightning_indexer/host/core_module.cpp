@@ -13,6 +13,7 @@
 #include "ascend_ops/platform.hpp"
 #include "host/core_module.h"
 #include "host/cpu_kernel.h"
+#include "host/score_keys.h"
 
 namespace py = pybind11;
 
@@ -57,6 +58,8 @@ PYBIND11_MODULE(_core, m) {
   aop::register_error_translator();
   m.attr("HAS_EMU") = kHasEmu;
   m.attr("CPU_ISA") = score_row_isa();
+  // True where bfloat16 keys are scored by the AVX512_BF16 key-major kernel (host/score_keys.cpp).
+  m.attr("CPU_BF16_KERNEL") = select_score_keys_bf16() != nullptr;
   m.def("num_threads", &aop_num_threads, "Worker threads of the CPU kernels (common's pool).");
   m.def("set_num_threads", &aop_set_num_threads, py::arg("threads"),
         "Set common's worker count; <= 0 restores the default (tests, benchmarks).");
@@ -109,6 +112,8 @@ PYBIND11_MODULE(_core, m) {
         out["key_chunk"] = p.key_chunk;
         out["threads"] = p.threads;
         out["isa"] = score_row_isa();
+        out["bf16_kernel"] = a.query.dtype == AOP_DTYPE_BFLOAT16 && d.head_dim % 2 == 0 &&
+                             select_score_keys_bf16() != nullptr;
         return out;
       },
       py::arg("query"), py::arg("key"), py::arg("weights"), py::arg("actual_seq_lengths_query") = py::none(),

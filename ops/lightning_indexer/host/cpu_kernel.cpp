@@ -1,12 +1,13 @@
 // The CPU backend: a fused, blocked kernel that never materialises the [S1, N1, S2] product.
 //
-// Work items are (batch, key head, block of query rows, chunk of keys). An item converts its
-// query rows and weights to float32 once, then walks its keys in tiles of plan.key_tile:
-// each tile is gathered (through block_table for PA_BSND), converted to float32 and
-// transposed once, and every query row of the item scores it with a register-blocked
-// micro-kernel (float32 accumulation, ReLU and the head-weighted sum fused). Scores go to a
-// running top-k per row: a candidate buffer of 2K entries filtered by the current K-th best
-// score and pruned by partial selection when full. A final pass merges the items of each row.
+// Work items are (batch, key head, block of query rows, chunk of keys). An item prepares its
+// query rows and weights once, then walks its keys in tiles of plan.key_tile, gathered through
+// block_table for PA_BSND (the next tile is prefetched), and every query row of the item scores
+// the tile with a register-blocked micro-kernel (float32 accumulation, ReLU and the
+// head-weighted sum fused): bfloat16 keys on a CPU with AVX512_BF16 are read where they lie by
+// the key-major kernel (host/score_keys.cpp); otherwise the tile is converted to float32 and
+// transposed once for score_row (host/score_row.cpp). Scores go to a running top-k per row
+// (host/top_k.h). A final pass merges the items of each split row.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -19,6 +20,8 @@
 #include "ascend_ops/tensor.hpp"
 #include "host/cpu_kernel.h"
 #include "host/lightning_indexer.h"
+#include "host/score_keys.h"
+#include "host/top_k.h"
 
 namespace aop::lightning_indexer {
 namespace {
@@ -92,68 +95,16 @@ inline void transpose_to_float(aop_dtype dtype, const char* const* rows, int64_t
   }
 }
 
-// ---- running top-k -----------------------------------------------------------------------
-struct Cand {
-  float score;
-  int32_t index;
-};
-
-// The spec's order: larger score first, ties to the smaller index.
-inline bool better(const Cand& a, const Cand& b) {
-  return a.score > b.score || (a.score == b.score && a.index < b.index);
+// Query row q [G][D] (bfloat16 bits, D even) -> qp [D / 2][Gp] pairs for score_keys; pad heads 0.
+inline void pack_query_pairs(const uint16_t* q, int64_t G, int64_t D, int64_t Gp, uint32_t* qp) {
+  for (int64_t c = 0; c < D / 2; ++c) {
+    uint32_t* out = qp + c * Gp;
+    for (int64_t h = 0; h < G; ++h) {
+      out[h] = static_cast<uint32_t>(q[h * D + 2 * c]) | (static_cast<uint32_t>(q[h * D + 2 * c + 1]) << 16);
+    }
+    for (int64_t h = G; h < Gp; ++h) out[h] = 0;
+  }
 }
-
-// Keys arrive in increasing index order, so once the buffer has been pruned a new key can
-// only enter with a score strictly above the current K-th best. NaN scores never enter.
-class RunningTopK {
- public:
-  void reset(Cand* buffer, int64_t k) {
-    buf_ = buffer;
-    k_ = k;
-    n_ = 0;
-    pruned_ = false;
-    threshold_ = -std::numeric_limits<float>::infinity();
-  }
-  float threshold() const { return pruned_ ? threshold_ : std::numeric_limits<float>::quiet_NaN(); }
-
-  // scores[i] is key first + i.
-  void push(const float* scores, int64_t count, int64_t first) {
-    if (!pruned_) {
-      for (int64_t i = 0; i < count; ++i) {
-        if (scores[i] == scores[i]) add(scores[i], first + i);
-      }
-      return;
-    }
-    for (int64_t i = 0; i < count; ++i) {
-      if (scores[i] > threshold_) add(scores[i], first + i);
-    }
-  }
-
-  // Sorts the kept candidates; returns how many (<= k).
-  int64_t finish() {
-    if (n_ > k_) prune();
-    std::sort(buf_, buf_ + n_, better);
-    return n_;
-  }
-
- private:
-  void add(float score, int64_t index) {
-    buf_[n_++] = Cand{score, static_cast<int32_t>(index)};
-    if (n_ == 2 * k_) prune();
-  }
-  void prune() {
-    std::nth_element(buf_, buf_ + (k_ - 1), buf_ + n_, better);
-    n_ = k_;
-    threshold_ = buf_[k_ - 1].score;
-    pruned_ = true;
-  }
-
-  Cand* buf_ = nullptr;
-  int64_t k_ = 0;
-  int64_t n_ = 0;
-  bool pruned_ = false;
-  float threshold_ = 0;
-};
 
 // ---- geometry ----------------------------------------------------------------------------
 int64_t read_index(const aop_tensor& t, int64_t i) {
@@ -217,7 +168,7 @@ struct Group {  // one (batch, key head, block of rows); its items are [first_it
 struct Item {
   int64_t group;
   int64_t key_begin, key_end;
-  int64_t cand_offset;  // into the candidate store: (row_end - row_begin) * K entries
+  int64_t cand_offset;  // into the candidate store ((row_end - row_begin) * K entries); -1: not split
 };
 
 }  // namespace
@@ -248,9 +199,11 @@ void run_cpu(const Args& a) {
     if (out_val) std::fill(out_val + row * N2 * K, out_val + (row + 1) * N2 * K, neg_inf);
   }
 
-  // Groups and items.
+  // Groups and items. Only groups split into several items keep candidate lists for a merge;
+  // a group of one item writes its rows' outputs itself.
   std::vector<Group> groups;
   std::vector<Item> items;
+  std::vector<int64_t> split_groups;
   int64_t cand_total = 0;
   for (int64_t b = 0; b < d.batch; ++b) {
     const Batch& x = bs[b];
@@ -260,10 +213,15 @@ void run_cpu(const Args& a) {
         const int64_t extent = visible_limit(a.sparse_mode, x, r1 - 1);  // the last row sees the most
         Group grp{b, g, r0, r1, static_cast<int64_t>(items.size()), 0};
         for (int64_t k0 = 0; k0 < extent; k0 += plan.key_chunk) {
-          items.push_back(Item{static_cast<int64_t>(groups.size()), k0, std::min(extent, k0 + plan.key_chunk),
-                               cand_total});
-          cand_total += (r1 - r0) * K;
+          items.push_back(Item{static_cast<int64_t>(groups.size()), k0, std::min(extent, k0 + plan.key_chunk), -1});
           ++grp.items;
+        }
+        if (grp.items > 1) {
+          split_groups.push_back(static_cast<int64_t>(groups.size()));
+          for (int64_t i = 0; i < grp.items; ++i) {
+            items[grp.first_item + i].cand_offset = cand_total;
+            cand_total += (r1 - r0) * K;
+          }
         }
         groups.push_back(grp);
       }
@@ -272,6 +230,22 @@ void run_cpu(const Args& a) {
   std::vector<Cand> cands(static_cast<size_t>(cand_total));
   std::vector<int32_t> cand_count(static_cast<size_t>(cand_total / std::max<int64_t>(K, 1)), 0);
 
+  // Row r of group grp gets its m best candidates `list`, then -1 / -inf.
+  auto write_row = [&](const Group& grp, int64_t r, const Cand* list, int64_t m) {
+    const int64_t out = ((bs[grp.batch].q_begin + grp.row_begin + r) * N2 + grp.head) * K;
+    for (int64_t p = 0; p < m; ++p) out_idx[out + p] = cand_index(list[p]);
+    std::fill(out_idx + out + m, out_idx + out + K, -1);
+    if (out_val) {
+      for (int64_t p = 0; p < m; ++p) out_val[out + p] = cand_score(list[p]);
+      std::fill(out_val + out + m, out_val + out + K, neg_inf);
+    }
+  };
+  for (const Group& grp : groups) {  // no visible key (empty batch, act_s1 > act_s2): no item
+    if (grp.items == 0) {
+      for (int64_t r = 0; r < grp.row_end - grp.row_begin; ++r) write_row(grp, r, nullptr, 0);
+    }
+  }
+
   const aop_dtype dtype = a.query.dtype;
   const int64_t elem = static_cast<int64_t>(aop_dtype_size(dtype));
   const char* q_base = static_cast<const char*>(a.query.data);
@@ -279,25 +253,56 @@ void run_cpu(const Args& a) {
   const char* w_base = static_cast<const char*>(a.weights.data);
   const int64_t bt_stride = d.max_blocks;
   const ScoreRowFn score_row = select_score_row();
+  // bfloat16 with an even D on a CPU with AVX512_BF16: keys are scored where they lie (no
+  // conversion, no transpose); otherwise tiles are converted and transposed for score_row.
+  const ScoreKeysFn score_keys =
+      dtype == AOP_DTYPE_BFLOAT16 && D % 2 == 0 ? select_score_keys_bf16() : nullptr;
+  const int64_t Gp = (G + kHeadLanes - 1) / kHeadLanes * kHeadLanes;
+
+  // ptrs[j] = key row of logical keys first + j, j < n (one division per call, not per key).
+  const int64_t row_stride = N2 * D * elem;
+  auto key_rows = [&](const Batch& x, int64_t batch, int64_t head, int64_t first, int64_t n, const char** ptrs) {
+    const char* base = k_base + head * D * elem;
+    if (a.layout_key != Layout::kPA_BSND) {
+      for (int64_t j = 0; j < n; ++j) ptrs[j] = base + (x.k_begin + first + j) * row_stride;
+      return;
+    }
+    int64_t entry = first / d.block_size, offset = first % d.block_size;
+    for (int64_t j = 0; j < n;) {
+      const char* block = base + read_index(*a.block_table, batch * bt_stride + entry) * d.block_size * row_stride;
+      for (; offset < d.block_size && j < n; ++offset, ++j) ptrs[j] = block + offset * row_stride;
+      ++entry;
+      offset = 0;
+    }
+  };
 
   parallel_for(static_cast<int64_t>(items.size()), 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> qf, wf, kt(static_cast<size_t>(D * KT)), scores(static_cast<size_t>(KT));
+    std::vector<float> qf, wf, kt(score_keys ? 0 : static_cast<size_t>(D * KT)), scores(static_cast<size_t>(KT));
+    std::vector<uint32_t> qp;
     std::vector<Cand> buffers;
     std::vector<RunningTopK> tops;
-    std::vector<const char*> rows_ptr(static_cast<size_t>(KT));
+    std::vector<const char*> rows_ptr(static_cast<size_t>(KT)), next_ptr(static_cast<size_t>(KT));
     for (int64_t it = begin; it < end; ++it) {
       const Item& item = items[it];
       const Group& grp = groups[item.group];
       const Batch& x = bs[grp.batch];
       const int64_t rows = grp.row_end - grp.row_begin;
-      // Query rows [rows][G][D] and weights [rows][G] of key head g, in float32.
-      qf.resize(static_cast<size_t>(rows * G * D));
-      wf.resize(static_cast<size_t>(rows * G));
+      // Query rows [rows][G][D] and weights [rows][G] of key head g, in float32 (score_keys:
+      // query pairs [rows][D / 2][Gp] and weights [rows][Gp], pad heads zero).
+      const int64_t wstride = score_keys ? Gp : G;
+      qf.resize(score_keys ? 0 : static_cast<size_t>(rows * G * D));
+      qp.resize(score_keys ? static_cast<size_t>(rows * (D / 2) * Gp) : 0);
+      wf.assign(static_cast<size_t>(rows * wstride), 0.0f);
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t row = x.q_begin + grp.row_begin + r;
-        to_float(dtype, q_base + ((row * N1 + grp.head * G) * D) * elem, G * D, qf.data() + r * G * D, 1);
+        const char* q_row = q_base + ((row * N1 + grp.head * G) * D) * elem;
+        if (score_keys) {
+          pack_query_pairs(reinterpret_cast<const uint16_t*>(q_row), G, D, Gp, qp.data() + r * (D / 2) * Gp);
+        } else {
+          to_float(dtype, q_row, G * D, qf.data() + r * G * D, 1);
+        }
         to_float(a.weights.dtype, w_base + (row * N1 + grp.head * G) * aop_dtype_size(a.weights.dtype), G,
-                 wf.data() + r * G, 1);
+                 wf.data() + r * wstride, 1);
       }
       buffers.resize(static_cast<size_t>(rows * 2 * K));
       tops.resize(static_cast<size_t>(rows));
@@ -305,66 +310,71 @@ void run_cpu(const Args& a) {
 
       for (int64_t t0 = item.key_begin; t0 < item.key_end; t0 += KT) {
         const int64_t n = std::min(KT, item.key_end - t0);
-        // Gather the tile's key rows (through block_table for PA_BSND), then convert them to
-        // float32 transposed to [D][KT], d-major so the stores are contiguous; pad columns are zero.
-        for (int64_t j = 0; j < n; ++j) {
-          const int64_t key = t0 + j;
-          int64_t slot;
-          if (a.layout_key == Layout::kPA_BSND) {
-            const int64_t block = read_index(*a.block_table, grp.batch * bt_stride + key / d.block_size);
-            slot = block * d.block_size + key % d.block_size;
-          } else {
-            slot = x.k_begin + key;
-          }
-          rows_ptr[j] = k_base + ((slot * N2 + grp.head) * D) * elem;
+        // The tile's key rows (through block_table for PA_BSND) and the next tile's, to be
+        // prefetched while this one is scored: cache blocks lie anywhere in memory, out of the
+        // hardware prefetcher's reach.
+        if (t0 == item.key_begin) {
+          key_rows(x, grp.batch, grp.head, t0, n, rows_ptr.data());
+        } else {
+          rows_ptr.swap(next_ptr);  // found for the previous tile's prefetch
         }
-        transpose_to_float(dtype, rows_ptr.data(), n, D, kt.data(), KT);
+        const int64_t next_n = std::max<int64_t>(0, std::min(KT, item.key_end - t0 - KT));
+        key_rows(x, grp.batch, grp.head, t0 + KT, next_n, next_ptr.data());
+        int64_t to_prefetch = next_n;  // score_keys prefetches them while it scores the first row
+        if (!score_keys) {
+          for (int64_t j = 0; j < next_n; ++j) {
+            for (int64_t off = 0; off < D * elem; off += 64) __builtin_prefetch(next_ptr[j] + off, 0, 3);
+          }
+        }
+        // score_row's path: convert to float32 transposed to [D][KT], d-major so the stores
+        // are contiguous; pad columns are zero.
+        if (!score_keys) transpose_to_float(dtype, rows_ptr.data(), n, D, kt.data(), KT);
         for (int64_t r = 0; r < rows; ++r) {
           const int64_t limit = std::min(visible_limit(a.sparse_mode, x, grp.row_begin + r), item.key_end);
           if (limit <= t0) continue;
-          score_row(qf.data() + r * G * D, wf.data() + r * G, G, D, kt.data(), KT, scores.data());
-          tops[r].push(scores.data(), std::min(n, limit - t0), t0);
+          const int64_t count = std::min(n, limit - t0);
+          if (score_keys) {
+            score_keys(qp.data() + r * (D / 2) * Gp, wf.data() + r * Gp, Gp, D, rows_ptr.data(), count,
+                       scores.data(), next_ptr.data(), to_prefetch);
+            to_prefetch = 0;
+          } else {
+            score_row(qf.data() + r * G * D, wf.data() + r * G, G, D, kt.data(), KT, scores.data());
+          }
+          tops[r].push(scores.data(), count, t0);
         }
       }
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t m = tops[r].finish();
-        std::copy(buffers.data() + r * 2 * K, buffers.data() + r * 2 * K + m, cands.data() + item.cand_offset + r * K);
-        cand_count[(item.cand_offset + r * K) / K] = static_cast<int32_t>(m);
+        const Cand* best = buffers.data() + r * 2 * K;
+        if (grp.items == 1) {
+          write_row(grp, r, best, m);
+        } else {
+          std::copy(best, best + m, cands.data() + item.cand_offset + r * K);
+          cand_count[(item.cand_offset + r * K) / K] = static_cast<int32_t>(m);
+        }
       }
     }
   });
 
-  // Merge the items of each row and write the outputs.
-  parallel_for(static_cast<int64_t>(groups.size()), 1, [&](int64_t begin, int64_t end) {
-    std::vector<Cand> merged;
-    for (int64_t gi = begin; gi < end; ++gi) {
-      const Group& grp = groups[gi];
-      const Batch& x = bs[grp.batch];
+  // Merge the items of each row of the split groups and write their outputs.
+  if (split_groups.empty()) return;
+  parallel_for(static_cast<int64_t>(split_groups.size()), 1, [&](int64_t begin, int64_t end) {
+    std::vector<Cand> merged, spare;
+    for (int64_t si = begin; si < end; ++si) {
+      const Group& grp = groups[split_groups[si]];
       for (int64_t r = 0; r < grp.row_end - grp.row_begin; ++r) {
-        const Cand* list;
-        int64_t m;
-        if (grp.items == 1) {
-          const Item& item = items[grp.first_item];
-          list = cands.data() + item.cand_offset + r * K;
-          m = cand_count[(item.cand_offset + r * K) / K];
-        } else {
-          merged.clear();
-          for (int64_t i = 0; i < grp.items; ++i) {
-            const Item& item = items[grp.first_item + i];
-            const Cand* c = cands.data() + item.cand_offset + r * K;
-            merged.insert(merged.end(), c, c + cand_count[(item.cand_offset + r * K) / K]);
-          }
-          m = std::min<int64_t>(K, static_cast<int64_t>(merged.size()));
-          std::partial_sort(merged.begin(), merged.begin() + m, merged.end(), better);
-          list = merged.data();
+        // Each item's list is sorted: merge them in turn (a strict order: no ties between items).
+        merged.clear();
+        for (int64_t i = 0; i < grp.items; ++i) {
+          const Item& item = items[grp.first_item + i];
+          const Cand* c = cands.data() + item.cand_offset + r * K;
+          const int64_t cm = cand_count[(item.cand_offset + r * K) / K];
+          spare.resize(merged.size() + static_cast<size_t>(cm));
+          std::merge(merged.begin(), merged.end(), c, c + cm, spare.begin());
+          spare.resize(std::min<size_t>(spare.size(), static_cast<size_t>(K)));
+          merged.swap(spare);
         }
-        const int64_t out = ((x.q_begin + grp.row_begin + r) * N2 + grp.head) * K;
-        for (int64_t p = 0; p < m; ++p) out_idx[out + p] = list[p].index;
-        std::fill(out_idx + out + m, out_idx + out + K, -1);
-        if (out_val) {
-          for (int64_t p = 0; p < m; ++p) out_val[out + p] = list[p].score;
-          std::fill(out_val + out + m, out_val + out + K, neg_inf);
-        }
+        write_row(grp, r, merged.data(), static_cast<int64_t>(merged.size()));
       }
     }
   });

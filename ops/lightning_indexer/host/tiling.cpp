@@ -1,7 +1,7 @@
 // The plans of lightning_indexer, from common's tiling cache.
-// CPU: key tiles of 64 keys (64 x D float32 stays in L1 for D = 128), blocks of up to 16 query
-// rows, and keys split into chunks only when there are too few (batch, head, row block) groups
-// to keep every thread busy.
+// CPU: key tiles of 64 keys (64 x D float32 stays in L1 for D = 128; 48 for the bf16
+// key-major kernel), blocks of up to 16 query rows, and keys split into chunks only when there
+// are too few (batch, head, row block) groups to keep every thread busy.
 // AscendC kernel (MIX 1:2): the largest key tile (a multiple of 16 up to kMaxTileKeys, dividing
 // block_size for PA_BSND) whose q.k operands fit L0B / L1 twice, then as many query rows per work
 // item as L0A / L0C / L1 and one AIV's UB (each AIV keeps k_pad (score, index) pairs for half the
@@ -19,21 +19,33 @@
 #include "ascend_ops/tensor.hpp"
 #include "host/cpu_kernel.h"
 #include "host/lightning_indexer.h"
+#include "host/score_keys.h"
 
 namespace aop::lightning_indexer {
 namespace {
 
 constexpr int64_t kKeyTile = 64;
+constexpr int64_t kKeyMajorTile = 48;  // 8 blocks of 6 keys (host/score_keys.cpp)
 constexpr int64_t kRowBlock = 16;
 constexpr int64_t kItemsPerThread = 4;
 constexpr int64_t kMinChunk = 1024;  // below this, merging chunks costs more than it spreads
+// Keys per chunk at least, in units of sparse_count, unless a thread would otherwise get no
+// item: a chunk's first 2K keys all enter its candidate buffer (selections, and a sort at the
+// end, per chunk); only later keys are filtered by the K-th best score. Shorter chunks spend
+// their time on selection, not scoring.
+constexpr int64_t kMinChunkPerK = 8;
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
 CpuPlan compute(const Dims& d, const Args& a, int32_t threads) {
-  static_assert(kKeyTile % kKeyTileMultiple == 0, "key tiles are whole micro-kernel tiles");
+  static_assert(kKeyTile % kKeyTileMultiple == 0 && kKeyMajorTile % kKeyTileMultiple == 0,
+                "key tiles are whole micro-kernel tiles");
   CpuPlan p{};
-  p.key_tile = kKeyTile;
+  // The bf16 key-major kernel scores keys 6 at a time: a tile of whole 6-key blocks, which with
+  // one query row (16 KiB for 64 heads, D = 128) stays in L1.
+  const bool key_major = a.query.dtype == AOP_DTYPE_BFLOAT16 && d.head_dim % 2 == 0 && select_score_keys_bf16();
+  const int64_t tile = key_major ? kKeyMajorTile : kKeyTile;
+  p.key_tile = tile;
   p.threads = threads;
   // Rows per batch: S1 (BSND) or the average T1 / B (TND).
   const int64_t rows = a.layout_query == Layout::kTND ? (d.q_rows + std::max<int64_t>(d.batch, 1) - 1) /
@@ -44,10 +56,14 @@ CpuPlan compute(const Dims& d, const Args& a, int32_t threads) {
   const int64_t keys = a.layout_key == Layout::kPA_BSND ? d.max_blocks * d.block_size
                        : a.layout_key == Layout::kTND   ? d.key_rows / std::max<int64_t>(d.batch, 1)
                                                         : d.key_rows;
+  // Chunks per group: up to kItemsPerThread items per thread (balance) as long as chunks keep
+  // min_chunk keys, at least one item per thread, never chunks under kMinChunk keys.
   const int64_t want_chunks = std::max<int64_t>(1, (kItemsPerThread * threads + groups - 1) / groups);
-  const int64_t chunk = std::max(round_up((std::max<int64_t>(keys, 1) + want_chunks - 1) / want_chunks, kKeyTile),
-                                 std::max(kMinChunk, round_up(a.sparse_count, kKeyTile)));
-  p.key_chunk = chunk;
+  const int64_t need_chunks = std::max<int64_t>(1, (threads + groups - 1) / groups);
+  const int64_t min_chunk = std::max(kMinChunk, round_up(kMinChunkPerK * a.sparse_count, tile));
+  const int64_t chunks = std::min(std::max(need_chunks, std::min(want_chunks, keys / min_chunk)),
+                                  std::max<int64_t>(1, keys / kMinChunk));
+  p.key_chunk = std::max(tile, round_up((std::max<int64_t>(keys, 1) + chunks - 1) / chunks, tile));
   return p;
 }
 

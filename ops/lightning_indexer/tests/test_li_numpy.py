@@ -54,6 +54,18 @@ def test_ties_go_to_the_smaller_index_exactly(layout_key, mode):
     assert_topk(idx, val, reference_rows(args, "bfloat16", mode), shape.k, exact=True)
 
 
+@pytest.mark.parametrize("key_pool", [None, 5])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_long_rows_prune_by_sampled_pivots(dtype, key_pool):
+    """sparse_count 600 over up to 6000 keys: candidate buffers of 2K >= 1024, so the running
+    top-k prunes by sampled pivots and radix-sorts; with keys from a pool, ties are exact."""
+    shape = Shape((2, 1), (6000, 2500), 8, 64, 600, block_size=64)
+    args = make(shape, "BSND", "PA_BSND", dtype, seed=3, key_pool=key_pool)
+    for mode in MODES:
+        idx, val = run(args, dtype, sparse_mode=mode, return_value=True)
+        assert_topk(idx, val, reference_rows(args, dtype, mode), shape.k, exact=key_pool is not None)
+
+
 def test_default_arguments_match_the_spec():
     """sparse_count 2048, sparse_mode 3, layout BSND / PA_BSND."""
     shape = Shape((2, 3), (2100, 700), 4, 32, 2048, block_size=128)
@@ -99,3 +111,15 @@ def test_cpu_plan_is_cached_and_names_the_isa():
     plan = core.cpu_plan(**args)
     assert plan["key_tile"] % 16 == 0 and plan["key_chunk"] % plan["key_tile"] == 0
     assert plan["isa"] == core.CPU_ISA and core.CPU_ISA in ("avx512", "avx2", "baseline")
+    assert plan["bf16_kernel"] is False  # float16: the transposing float32 path
+
+
+def test_bf16_kernel_runs_where_the_cpu_has_it():
+    """bfloat16 with an even D takes the AVX512_BF16 key-major kernel exactly where the CPU
+    has the instructions (_core.CPU_BF16_KERNEL); an odd D never does."""
+    core = load_native("ascend_ops.lightning_indexer", "core")
+    even = core.cpu_plan(dtype="bfloat16", **make(SHAPES[0], "BSND", "PA_BSND", "bfloat16"))
+    odd = core.cpu_plan(dtype="bfloat16", **make(Shape((1,), (40,), 4, 15, 8), "BSND", "PA_BSND", "bfloat16"))
+    assert even["bf16_kernel"] is bool(core.CPU_BF16_KERNEL)
+    assert odd["bf16_kernel"] is False
+    assert even["key_chunk"] % even["key_tile"] == 0 and even["key_tile"] % 16 == 0
