@@ -27,8 +27,10 @@ Call :func:`reshape_and_cache` or :data:`PRIMITIVE` inside graphs, not the packa
 ``ascend_ops.reshape_and_cache.reshape_and_cache`` (its framework dispatch is Python that graph
 compilers reject).
 
-Only ``device_target="CPU"`` is built here: elsewhere the op raises ``RuntimeError`` (the NPU
-backend needs CANN at build time) instead of handing device memory to the CPU kernel.
+``device_target="CPU"`` always; ``"Ascend"`` only in a build with the mindspore wheel's Ascend
+plugin and CANN (``AOP_MS_ASCEND``: the PyNative call runs the AscendC kernel on MindSpore's
+current stream; compile-checked here, not run on NPU). Elsewhere the op raises ``RuntimeError``
+instead of handing device memory to the CPU kernel; ``ascend-ops list`` shows which.
 
 Import ``mindspore`` before this module (numpy must be < 2 beside mindspore 2.10).
 """
