@@ -25,8 +25,10 @@ AOP_NAMESPACE_BEGIN
 namespace ms_adapter {
 
 // The workspace a graph kernel declares: MindSpore allocates it per launch from its pool, on the
-// kernel's stream. run_npu's requests (per-core check slots and SyncAll space: under 64 KiB on
-// 48 vector cores) are served from it, 512-byte aligned.
+// kernel's stream. run_npu's requests are served from it, 512-byte aligned: enough for
+// reshape_and_cache / adv_step_flash (kernel_workspace_bytes = block_dim * 64 <= 3 KiB on 48
+// vector cores); an op with a shape-dependent workspace (lightning_indexer's scores) must declare
+// kernel_workspace_bytes(tiling) in Resize instead (an oversized request raises MemoryError).
 inline constexpr size_t kGraphWorkspaceBytes = size_t{1} << 20;
 
 // A contiguous device tensor from a KBK kernel tensor.
