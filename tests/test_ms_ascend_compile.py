@@ -5,13 +5,13 @@ the plugin's libraries (``lib/plugin/libmindspore_ascend.so.2``, ``lib/plugin/as
 
 - every op's ``mindspore/pynative.cpp`` is compiled with ``AOP_MS_ASCEND`` (its NPU branch:
   ``ascend_ops/mindspore_npu.hpp``, run_npu on MindSpore's current stream), and
-  reshape_and_cache's graph-mode kernel ``mindspore/ascend/graph_npu.cpp`` (the KernelMod of
+  the graph-mode kernels ``mindspore/ascend/graph_npu.cpp`` (the KernelMod of
   ``CustomOpBuilder(op_def=...)``, ``ascend_ops/mindspore_graph_npu.hpp``);
 - link check: every symbol the objects need is exported by the wheel's libraries, by common or
   the op's host code, by the C/C++ runtime or by the Python interpreter; the only one left is
   ``run_npu`` (host/npu_launch.cpp, built where CANN is found), and it must be needed.
 - the op definition yaml goes through MindSpore's own generator (``gen_custom_ops.py``, what
-  ``CustomOpBuilder(op_def=...)`` runs): the caches are ``RW_WRITE`` with ``side_effect_mem``.
+  ``CustomOpBuilder(op_def=...)`` runs): the in-place inputs are ``RW_WRITE`` with ``side_effect_mem``.
 
 ``CUSTOM_ASCEND_OP`` (CustomOpBuilder's Ascend flag) is not defined: with it ``ms_extension``
 includes CANN's GE headers, which neither wheel ships; the adapters do not need those headers.
@@ -30,7 +30,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 OPS = ("reshape_and_cache", "adv_step_flash", "lightning_indexer")
-GRAPH_KERNELS = {"reshape_and_cache": "mindspore/ascend/graph_npu.cpp"}
+GRAPH_KERNELS = {"reshape_and_cache": "mindspore/ascend/graph_npu.cpp", "adv_step_flash": "mindspore/ascend/graph_npu.cpp"}
+# The inputs each op's yaml marks RW_WRITE (written in place).
+IN_PLACE = {"reshape_and_cache": ("key_cache", "value_cache"),
+            "adv_step_flash": ("input_tokens", "input_positions", "seq_lens", "slot_mapping")}
 # Resolved at run time by the interpreter or the C/C++ runtime, not by a library we link.
 RUNTIME_PREFIXES = ("Py", "_Py", "std::", "operator new", "operator delete", "__cxa", "__gxx", "_Unwind",
                     "typeinfo for std::", "typeinfo for __cxxabiv1", "vtable for std::", "vtable for __cxxabiv1",
@@ -140,18 +143,22 @@ def test_ascend_adapter_compiles_and_links(job, objects, ms_exports):
     assert all(m.startswith(allowed) for m in others), others
 
 
-def test_op_definition_yaml_generates_an_in_place_primitive(ms_root, tmp_path):
+@pytest.mark.parametrize("op", sorted(IN_PLACE))
+def test_op_definition_yaml_generates_an_in_place_primitive(op, ms_root, tmp_path):
     """MindSpore's own generator (what CustomOpBuilder(op_def=...) runs) accepts the yaml: the
-    caches are RW_WRITE and the primitive has side_effect_mem (else the write is dropped)."""
-    yaml_dir = ROOT / "ops" / "reshape_and_cache" / "mindspore" / "ascend"
+    in-place inputs are RW_WRITE and the primitive has side_effect_mem (else the write is dropped)."""
+    yaml_dir = ROOT / "ops" / op / "mindspore" / "ascend"
     gen = ms_root / "ops_generate" / "gen_custom_ops.py"
-    proc = subprocess.run([sys.executable, str(gen), "-m", "rac_npu", "-i", str(yaml_dir), "-o", str(tmp_path),
-                           "-d", ""], capture_output=True, text=True, cwd=gen.parent,
+    proc = subprocess.run([sys.executable, str(gen), "-m", f"{op}_npu_module", "-i", str(yaml_dir), "-o",
+                           str(tmp_path), "-d", ""], capture_output=True, text=True, cwd=gen.parent,
                           env={**os.environ, "PYTHONPATH": str(gen.parent)})
     assert proc.returncode == 0, proc.stderr
     prim = (tmp_path / "gen_ops_prim.py").read_text()
-    assert "sig.make_sig('key_cache', sig.sig_rw.RW_WRITE)" in prim
-    assert "sig.make_sig('value_cache', sig.sig_rw.RW_WRITE)" in prim
+    for name in IN_PLACE[op]:
+        assert f"sig.make_sig('{name}', sig.sig_rw.RW_WRITE)" in prim, name
+    assert prim.count("sig.sig_rw.RW_WRITE") == len(IN_PLACE[op])
     assert 'add_prim_attr("side_effect_mem", True)' in prim
     op_def = (tmp_path / "gen_custom_ops_def.cc").read_text()
-    assert "gCustom_reshape_and_cache_npuFuncImpl" in op_def  # what MS_CUSTOM_OPS_REGISTER defines
+    assert f"gCustom_{op}_npuFuncImpl" in op_def  # what MS_CUSTOM_OPS_REGISTER({op}_npu, ...) defines
+    kernel = (ROOT / "ops" / op / GRAPH_KERNELS[op]).read_text()
+    assert f"MS_CUSTOM_OPS_REGISTER({op}_npu," in kernel
