@@ -14,7 +14,10 @@
 #include <vector>
 
 #include "include/pynative/utils/pyboost/custom/tensor.h"  // ms::Tensor (light; ms_extension/api.h is not)
-#include "ir/dtype.h"  // TypeIdToString
+#include "ir/dtype.h"                         // TypeIdToString
+#include "device_address/device_address.h"  // where a tensor lives
+#include "ir/tensor.h"                         // its device address
+#include "utils/device_manager_conf.h"        // device_target
 #include "pybind11/pybind11.h"  // MindSpore's bundled copy
 
 #include "ascend_ops/error.hpp"
@@ -43,6 +46,16 @@ inline aop_tensor to_aop_meta(const ms::Tensor& t, Access access, const char* op
 // The same with the data pointer (storage offset applied) on the CPU: only inside the queued
 // device task, once every earlier op has produced its data.
 inline aop_tensor to_aop_tensor(const ms::Tensor& t, Access access, const char* op, const char* arg);
+
+// to_aop_meta for device AOP_DEVICE_META, else the data pointer (the device address on an NPU)
+// on `device`: one entry for adapters that build the same arguments for every placement.
+inline aop_tensor to_aop_view(const ms::Tensor& t, Access access, aop_device device, const char* op,
+                              const char* arg);
+
+// Refuses a tensor the build cannot run on: MindSpore's device_target must be CPU, or Ascend
+// in a build with the MindSpore NPU path (AOP_MS_ASCEND), and the tensor must live there.
+// aop::Error (RuntimeError) naming the op, the argument, both devices and `package`.
+inline void require_backend(const ms::Tensor& t, const char* op, const char* arg, const char* package);
 
 // A contiguous tensor from an aot kernel's arguments (Graph-mode tensors are contiguous).
 // `data` may be nullptr with device AOP_DEVICE_META for shape-only validation.
@@ -160,10 +173,35 @@ inline aop_tensor to_aop_meta(const ms::Tensor& t, Access access, const char* op
 }
 
 inline aop_tensor to_aop_tensor(const ms::Tensor& t, Access access, const char* op, const char* arg) {
+  return to_aop_view(t, access, aop_device{AOP_DEVICE_CPU, 0}, op, arg);
+}
+
+inline aop_tensor to_aop_view(const ms::Tensor& t, Access access, aop_device device, const char* op,
+                              const char* arg) {
   aop_tensor view = detail::header(t, access, op, arg);
-  view.device = aop_device{AOP_DEVICE_CPU, 0};
+  if (device.type == AOP_DEVICE_META) return view;
+  view.device = device;
   view.data = t.GetDataPtr();  // device address + storage offset
   return view;
+}
+
+inline void require_backend(const ms::Tensor& t, const char* op, const char* arg, const char* package) {
+  using mindspore::device::DeviceType;
+  const DeviceType target = mindspore::DeviceManagerConf::GetInstance()->device_type();
+  const auto& address = t.tensor()->device_address();
+  const DeviceType where = address != nullptr ? address->GetDeviceType() : target;
+#ifdef AOP_MS_ASCEND
+  const bool supported = target == DeviceType::kCPU || target == DeviceType::kAscend;
+  const char* builds = "device_target CPU and Ascend";
+#else
+  const bool supported = target == DeviceType::kCPU;
+  const char* builds = "device_target CPU only (rebuild with the mindspore wheel's Ascend plugin and CANN for Ascend)";
+#endif
+  if (!supported || where != target) {
+    throw aop::Error(AOP_RUNTIME_ERROR, detail::prefix(op, arg) + " is on " + mindspore::device::GetDeviceNameByType(where) +
+                                            " (device_target " + mindspore::device::GetDeviceNameByType(target) +
+                                            "), but this build of " + package + " runs on " + builds);
+  }
 }
 
 inline aop_tensor aot_tensor(void* data, int ndim, const int64_t* shape, aop_dtype dtype, aop_device device,

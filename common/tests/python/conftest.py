@@ -167,9 +167,12 @@ def cases():
 """
 
 
-def _build_info_py(emu: bool = True, npu: bool = False, torch: str = "", mindspore: str = "") -> str:
+def _build_info_py(emu: bool = True, npu: bool = False, torch: str = "", mindspore: str = "",
+                   ms_ascend_why: str = "CANN was not found when the op was built") -> str:
     return (f"BACKENDS = {{'cpu': True, 'emu': {emu}, 'npu': {npu}}}\n"
-            f"FRAMEWORKS = {{'torch': {bool(torch)}, 'torch_npu': False, 'mindspore': {bool(mindspore)}}}\n"
+            f"FRAMEWORKS = {{'torch': {bool(torch)}, 'torch_npu': False, 'mindspore': {bool(mindspore)}, "
+            f"'mindspore_ascend': {not ms_ascend_why}}}\n"
+            f"NOT_BUILT_WHY = {{'mindspore_ascend': {ms_ascend_why!r}}}\n"
             f"BUILT_AGAINST = {{'torch': {torch!r}, 'mindspore': {mindspore!r}}}\n")
 
 

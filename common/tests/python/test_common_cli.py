@@ -58,6 +58,8 @@ def test_list_shows_backends_and_frameworks(capsys, fake_op, entry_points, make_
         "ascend-op-fakelisted", "unknown", "built", "built", "not", "built"]
     assert "fakelisted: npu not built: CANN was not found when the op was built" in out
     assert "fakelisted: mindspore adapter not built" in out and "mindspore==2.10.0" in out
+    assert lines["fakelisted"].split()[-2:] == ["not", "built"]  # mindspore_ascend, the last column
+    assert "fakelisted: mindspore_ascend adapter not built: CANN was not found when the op was built" in out
     assert "error" in lines["fakelistbroken"]
     assert "fakelistbroken: ascend_ops.fakelistbroken._info:OP: ImportError: nope" in out
 
@@ -69,6 +71,8 @@ def test_list_json(capsys, fake_op, common_lib):
     assert code == 0 and record["op"] == "fakejson"
     assert record["backends"] == {"cpu": "built", "emu": "built",
                                   "npu": "not built: CANN was not found when the op was built"}
+    assert record["npu_adapters"]["mindspore_ascend"] == "not built: CANN was not found when the op was built"
+    assert record["npu_adapters"]["torch_npu"].startswith("not built: ")
 
 
 def test_stats(capsys, common_lib):

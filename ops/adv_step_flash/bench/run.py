@@ -103,6 +103,21 @@ def emulator_model(num_seqs: int, soc: str) -> list:
     return bench.modelled_row(f"num_seqs={num_seqs}", soc, report, minimum)
 
 
+def mindspore_calls() -> dict:
+    """The PyNative call on tiny tensors (one sequence), for the call cost. Each call advances
+    the sequence by one: the 128-entry block table leaves room for 16K calls."""
+    import numpy as np
+    import mindspore as ms  # before the adapter
+    from ascend_ops.adv_step_flash import ms as asf_ms
+
+    one = lambda value, dtype: ms.Tensor(np.array([value], dtype))  # noqa: E731
+    tokens, positions, slots = one(0, np.int64), one(0, np.int64), one(0, np.int64)
+    seq_lens, sampled = one(1, np.int32), ms.Tensor(np.array([[5]], np.int64))
+    tables = ms.Tensor(np.arange(128, dtype=np.int32).reshape(1, 128))
+    return {"advance_step_flashattn num_seqs=1": lambda: asf_ms.advance_step_flashattn(
+        1, 1, BLOCK_SIZE, tokens, sampled, positions, seq_lens, slots, tables)}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer shapes and samples (smoke run)")
@@ -134,6 +149,9 @@ def main(argv=None) -> int:
              for soc in ("Ascend910B2", "Ascend910B4")]
     print(format_table(bench.MODELLED_HEADERS, model))
     print("modelled µs: the emulator's timing model of a 910B (modelled, not run on NPU)")
+
+    print()
+    bench.print_mindspore_call_cost(mindspore_calls, quick=args.quick)
 
     args.out.mkdir(parents=True, exist_ok=True)
     bench.write_csv(results, args.out / f"{OP}.csv")

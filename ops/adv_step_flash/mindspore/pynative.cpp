@@ -1,4 +1,6 @@
-// PyNative: validate on the calling thread, run the CPU kernel in a PyBoost device task.
+// PyNative: validate on the calling thread, run the kernel in a PyBoost device task: the CPU
+// step on device_target CPU; on Ascend (builds with AOP_MS_ASCEND) the AscendC kernel through
+// run_npu on MindSpore's current stream (ascend_ops/mindspore_npu.hpp; not run on NPU).
 //
 // Why this shape (MindSpore 2.10, see DESIGN.md "MindSpore adapter facts"):
 // - PyboostRunner::Call<0> queues `enqueue` on MindSpore's frontend queue behind every op
@@ -6,20 +8,25 @@
 //   CPU ops run their kernels. The four writes are therefore ordered with built-in ops both
 //   ways (the documented LaunchKernel / ms::DispatchKernel pattern is not: a following built-in
 //   op was seen reading before the write).
-// - An exception thrown inside queued work surfaces late or only in a log, so everything is
-//   checked here first, on the Python thread: host validate() on shapes, dtypes and strides,
-//   then host check_data() on seq_lens, sampled_token_ids and block_tables once every earlier
-//   op has produced them.
+// - Shapes, dtypes and strides are checked here, on the Python thread (host validate()). The
+//   data (seq_lens, sampled_token_ids, block_tables) is checked in the device task (run_cpu's
+//   check_data(), before it writes), once every earlier op has produced it, so a call never
+//   waits for MindSpore's queue. A bad value is raised at MindSpore's next synchronisation, or
+//   by ascend_ops.common.check_errors(), outputs untouched (ascend_ops/mindspore_task.hpp).
 #include "pynative.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "ms_extension/api.h"
-#include "include/runtime/pipeline/pipeline.h"
 
 #include "host/adv_step_flash.h"
+#include "ascend_ops/mindspore_task.hpp"
 #include "ascend_ops/mindspore_view.hpp"
+#ifdef AOP_MS_ASCEND
+#include "ascend_ops/mindspore_npu.hpp"
+#endif
 
 namespace aop::adv_step_flash::ms_pynative {
 namespace {
@@ -33,55 +40,42 @@ struct Tensors {
   ms::Tensor input_tokens, sampled_token_ids, input_positions, seq_lens, slot_mapping, block_tables;
 };
 
-// Shapes, dtypes and strides only (device META, no data): what can be checked before the
-// inputs' producers have run.
-Args meta_args(int64_t num_seqs, int64_t num_queries, int64_t block_size, const Tensors& t) {
+// Views on `device`: META (shapes, dtypes and strides only: what can be checked on the calling
+// thread before the inputs' producers have run), CPU or NPU (inside the device task only).
+Args make_args(int64_t num_seqs, int64_t num_queries, int64_t block_size, const Tensors& t, aop_device device) {
+  auto view = [device](const ms::Tensor& tensor, Access access, const char* name) {
+    return ms_adapter::to_aop_view(tensor, access, device, kOp, name);
+  };
   return Args{num_seqs,
               num_queries,
               block_size,
-              ms_adapter::to_aop_meta(t.input_tokens, Access::kWrite, kOp, "input_tokens"),
-              ms_adapter::to_aop_meta(t.sampled_token_ids, Access::kRead, kOp, "sampled_token_ids"),
-              ms_adapter::to_aop_meta(t.input_positions, Access::kWrite, kOp, "input_positions"),
-              ms_adapter::to_aop_meta(t.seq_lens, Access::kWrite, kOp, "seq_lens"),
-              ms_adapter::to_aop_meta(t.slot_mapping, Access::kWrite, kOp, "slot_mapping"),
-              ms_adapter::to_aop_meta(t.block_tables, Access::kRead, kOp, "block_tables")};
+              view(t.input_tokens, Access::kWrite, "input_tokens"),
+              view(t.sampled_token_ids, Access::kRead, "sampled_token_ids"),
+              view(t.input_positions, Access::kWrite, "input_positions"),
+              view(t.seq_lens, Access::kWrite, "seq_lens"),
+              view(t.slot_mapping, Access::kWrite, "slot_mapping"),
+              view(t.block_tables, Access::kRead, "block_tables")};
 }
 
-// The same with data pointers, on the CPU: inside the device task only.
-Args cpu_args(int64_t num_seqs, int64_t num_queries, int64_t block_size, const Tensors& t) {
-  return Args{num_seqs,
-              num_queries,
-              block_size,
-              ms_adapter::to_aop_tensor(t.input_tokens, Access::kWrite, kOp, "input_tokens"),
-              ms_adapter::to_aop_tensor(t.sampled_token_ids, Access::kRead, kOp, "sampled_token_ids"),
-              ms_adapter::to_aop_tensor(t.input_positions, Access::kWrite, kOp, "input_positions"),
-              ms_adapter::to_aop_tensor(t.seq_lens, Access::kWrite, kOp, "seq_lens"),
-              ms_adapter::to_aop_tensor(t.slot_mapping, Access::kWrite, kOp, "slot_mapping"),
-              ms_adapter::to_aop_tensor(t.block_tables, Access::kRead, kOp, "block_tables")};
-}
-
-// This build has the CPU backend only. On device_target "Ascend" the NPU launch (host/
-// npu_launch.cpp, built where CANN is found) belongs here; until it is wired in, refuse rather
-// than hand device pointers to the CPU kernel.
-void require_cpu(const ms::Tensor& t, const char* arg) {
-  const auto target = mindspore::DeviceManagerConf::GetInstance()->device_type();
-  const auto& address = t.tensor()->device_address();
-  const auto where = address != nullptr ? address->GetDeviceType() : target;
-  if (target != mindspore::device::DeviceType::kCPU || where != mindspore::device::DeviceType::kCPU) {
-    throw aop::Error(AOP_RUNTIME_ERROR,
-                     std::string(kOp) + ": " + arg + " is on " + mindspore::device::GetDeviceNameByType(where) +
-                         " (device_target " + mindspore::device::GetDeviceNameByType(target) +
-                         "), but this build of ascend-op-adv-step-flash has no NPU backend for "
-                         "MindSpore: it runs on device_target CPU only (rebuild where CANN is installed)");
+// The device task's work: the CPU step, or on Ascend (AOP_MS_ASCEND builds) the AscendC kernel
+// on MindSpore's stream. Both check the data before writing; an error is raised at MindSpore's
+// next synchronisation (mindspore_task.hpp).
+std::function<void()> device_work(int64_t num_seqs, int64_t num_queries, int64_t block_size, const Tensors& t) {
+#ifdef AOP_MS_ASCEND
+  if (ms_adapter::on_ascend()) {
+    return [num_seqs, num_queries, block_size, t, target = ms_adapter::capture()]() {
+      ms_adapter::run_in_task([&] {
+        ms_adapter::Workspace workspace(target);
+        const NpuContext ctx = ms_adapter::npu_context(target, workspace);
+        run_npu(make_args(num_seqs, num_queries, block_size, t, aop_device{AOP_DEVICE_NPU, ctx.device}), ctx);
+      });
+    };
   }
-}
-
-// Wait until every op issued before this call (one of them may produce or modify an input)
-// has run, so the data check sees final values. The GIL is released while waiting: queued work
-// may need it. An error of earlier queued work is raised here.
-void wait_for_earlier_ops() {
-  py::gil_scoped_release no_gil;
-  mindspore::runtime::Pipeline::Get().WaitForward();
+#endif
+  return [num_seqs, num_queries, block_size, t]() {
+    ms_adapter::run_in_task(
+        [&] { run_cpu(make_args(num_seqs, num_queries, block_size, t, aop_device{AOP_DEVICE_CPU, 0})); });
+  };
 }
 
 // Runs on MindSpore's frontend queue, in program order.
@@ -90,13 +84,8 @@ void enqueue(int64_t num_seqs, int64_t num_queries, int64_t block_size, const ms
              const ms::Tensor& slot_mapping, const ms::Tensor& block_tables) {
   ms::TensorToDevice(input_tokens, sampled_token_ids, input_positions, seq_lens, slot_mapping, block_tables);
   const Tensors t{input_tokens, sampled_token_ids, input_positions, seq_lens, slot_mapping, block_tables};
-  mindspore::kernel::pyboost::PyBoostUtils::DispatchRun(
-      std::make_shared<mindspore::runtime::PyBoostDeviceTask>([num_seqs, num_queries, block_size, t]() {
-        // Everything was checked on the Python thread; run_cpu checks again (cheap) and writes
-        // nothing if anything changed since. Its exception then surfaces at MindSpore's next
-        // synchronisation point.
-        run_cpu(cpu_args(num_seqs, num_queries, block_size, t));
-      }));
+  mindspore::kernel::pyboost::PyBoostUtils::DispatchRun(std::make_shared<mindspore::runtime::PyBoostDeviceTask>(
+      device_work(num_seqs, num_queries, block_size, t)));
 }
 
 }  // namespace
@@ -110,20 +99,16 @@ py::object advance_step_flashattn(int64_t num_seqs, int64_t num_queries, int64_t
                                      block_tables);
   const Tensors t{input_tokens, sampled_token_ids, input_positions, seq_lens, slot_mapping, block_tables};
   ms_adapter::call_host([&] {
-    Args args = meta_args(num_seqs, num_queries, block_size, t);
-    validate(args);
-    require_cpu(input_tokens, "input_tokens");
-    require_cpu(sampled_token_ids, "sampled_token_ids");
-    require_cpu(input_positions, "input_positions");
-    require_cpu(seq_lens, "seq_lens");
-    require_cpu(slot_mapping, "slot_mapping");
-    require_cpu(block_tables, "block_tables");
-    wait_for_earlier_ops();
-    args.sampled_token_ids = ms_adapter::to_aop_tensor(sampled_token_ids, Access::kRead, kOp, "sampled_token_ids");
-    args.seq_lens = ms_adapter::to_aop_tensor(seq_lens, Access::kWrite, kOp, "seq_lens");
-    args.block_tables = ms_adapter::to_aop_tensor(block_tables, Access::kRead, kOp, "block_tables");
-    check_data(args);
+    validate(make_args(num_seqs, num_queries, block_size, t, aop_device{AOP_DEVICE_META, 0}));
+    constexpr const char* kPackage = "ascend-op-adv-step-flash";
+    ms_adapter::require_backend(input_tokens, kOp, "input_tokens", kPackage);
+    ms_adapter::require_backend(sampled_token_ids, kOp, "sampled_token_ids", kPackage);
+    ms_adapter::require_backend(input_positions, kOp, "input_positions", kPackage);
+    ms_adapter::require_backend(seq_lens, kOp, "seq_lens", kPackage);
+    ms_adapter::require_backend(slot_mapping, kOp, "slot_mapping", kPackage);
+    ms_adapter::require_backend(block_tables, kOp, "block_tables", kPackage);
   });
+  ms_adapter::watch_queue();
   return ms::pynative::PyboostRunner::Call<0>(std::string(kOp), enqueue, num_seqs, num_queries, block_size,
                                               input_tokens, sampled_token_ids, input_positions, seq_lens,
                                               slot_mapping, block_tables);

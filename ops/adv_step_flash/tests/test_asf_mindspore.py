@@ -12,7 +12,8 @@ import pytest
 ms = pytest.importorskip("mindspore", reason="mindspore is not installed")  # before the adapter
 from mindspore import Parameter, Tensor, mint, nn  # noqa: E402
 
-from ascend_ops.common import reliability  # noqa: E402
+from ascend_ops.common import check_errors, reliability  # noqa: E402
+from ascend_ops.common.testing import ms_synchronize  # noqa: E402
 import ascend_ops.adv_step_flash as asf  # noqa: E402
 from ascend_ops.adv_step_flash import ms as asf_ms  # noqa: E402
 from ascend_ops.adv_step_flash import reference  # noqa: E402
@@ -231,11 +232,30 @@ def test_pynative_bad_inputs(case_id, mutate, combo, exc, words):
     ints, arrays, tensors = _bad_tensors(mutate, combo)
     with pytest.raises(exc) as info:
         asf.advance_step_flashattn(*ints, *tensors)
+        ms_synchronize()  # data is checked in MindSpore's queue: raised at its next sync
     message = str(info.value)
     assert message.startswith("advance_step_flashattn: "), message
     for word in words:
         assert word in message, message
     _assert_unchanged(arrays, tensors)
+
+
+DATA_ERRORS = ["block-index-beyond-table", "negative-seq-len", "negative-block-id", "int32-slot-overflow"]
+
+
+@pytest.mark.parametrize("case_id", DATA_ERRORS)
+def test_pynative_bad_data_raises_late_once(case_id):
+    """Data errors leave the call, then raise once at MindSpore's next sync, outputs untouched."""
+    _, mutate, combo, exc, words = next(c for c in BAD_CASES if c[0] == case_id)
+    ints, arrays, tensors = _bad_tensors(mutate, combo)
+    asf.advance_step_flashattn(*ints, *tensors)  # returns: the data is not checked yet
+    with pytest.raises(exc) as info:
+        ms_synchronize()
+    for word in ["advance_step_flashattn: "] + words:
+        assert word in str(info.value), str(info.value)
+    _assert_unchanged(arrays, tensors)
+    ms_synchronize()
+    check_errors()
 
 
 def test_pynative_non_contiguous_output_rejected():
@@ -251,7 +271,7 @@ def test_pynative_non_contiguous_output_rejected():
 # PyNative exception; what needs the data fails when the graph runs, as RuntimeError with ours.
 COMPILE_TIME = ["num-queries-beyond-num-seqs", "block-size-zero", "input_tokens-short", "sampled-two-columns",
                 "block_tables-rows", "input_tokens-float", "seq_lens-uint8"]
-RUN_TIME = ["block-index-beyond-table", "negative-seq-len", "negative-block-id", "int32-slot-overflow"]
+RUN_TIME = DATA_ERRORS
 BY_ID = {c[0]: c for c in BAD_CASES}
 
 

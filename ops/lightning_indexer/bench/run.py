@@ -267,6 +267,19 @@ def print_modelled(max_keys: int, quick: bool) -> None:
     print("target: modelled / bound <= 2 at decode")
 
 
+def mindspore_calls() -> dict:
+    """The PyNative call on tiny tensors (B=1, S1=1, S2=8, N1=N2=1, D=16, float16, K=2)."""
+    import numpy as np
+    import mindspore as ms  # before the adapter
+    from ascend_ops.lightning_indexer import ms as li_ms
+
+    query = ms.Tensor(np.ones((1, 1, 1, 16), np.float16))
+    key = ms.Tensor(np.ones((1, 8, 1, 16), np.float16))
+    weights = ms.Tensor(np.ones((1, 1, 1), np.float16))
+    return {"lightning_indexer S2=8 D=16 K=2": lambda: li_ms.lightning_indexer(
+        query, key, weights, layout_query="BSND", layout_key="BSND", sparse_count=2, sparse_mode=0)}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="the issue's decode shape and a small prefill, fewer samples")
@@ -287,6 +300,9 @@ def main(argv=None) -> int:
 
     if not args.quick and not args.cpu:
         print_modelled(args.max_keys, quick=False)
+
+    print()
+    bench.print_mindspore_call_cost(mindspore_calls, quick=args.quick)
 
     args.out.mkdir(parents=True, exist_ok=True)
     bench.write_csv(results, args.out / f"{OP}.csv")

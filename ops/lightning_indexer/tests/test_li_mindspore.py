@@ -9,6 +9,8 @@ ops as inputs, and built-in ops reading the outputs right after the call (orderi
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -16,7 +18,8 @@ ms = pytest.importorskip("mindspore", reason="mindspore is not installed")  # be
 from mindspore import Tensor, nn  # noqa: E402
 
 import ascend_ops.lightning_indexer as li  # noqa: E402
-from ascend_ops.common.testing import from_bf16_bits  # noqa: E402
+from ascend_ops.common import check_errors  # noqa: E402
+from ascend_ops.common.testing import from_bf16_bits, ms_synchronize  # noqa: E402
 from ascend_ops.lightning_indexer import ms as li_ms  # noqa: E402
 from li_cases import DTYPES, K_LAYOUTS, MODES, Q_LAYOUTS, SHAPES, Shape, assert_topk, make, reference_rows  # noqa: E402
 
@@ -198,7 +201,18 @@ def test_pynative_bad_inputs(changes, exc, words):
     t = _bad(**changes)
     with pytest.raises(exc) as info:
         li.lightning_indexer(**t)
+        ms_synchronize()  # lengths and block ids are checked in MindSpore's queue
     assert str(info.value).startswith("lightning_indexer: ") and words in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("changes,exc,words", [c[1:] for c in DATA_ERRORS], ids=[c[0] for c in DATA_ERRORS])
+def test_pynative_bad_data_raises_late_once(changes, exc, words):
+    """Data errors leave the call, then raise once: here through check_errors()."""
+    li.lightning_indexer(**_bad(**changes))  # returns: the data is not checked yet
+    with pytest.raises(exc, match=re.escape("lightning_indexer: " + words)):
+        check_errors()
+    ms_synchronize()
+    check_errors()
 
 
 def _graph_call(t):

@@ -115,6 +115,17 @@ def compiled_step_vs_cache_size(runner: bench.Runner, tokens: int = 16) -> list:
     return rows
 
 
+def mindspore_calls() -> dict:
+    """The PyNative call on tiny tensors (one token, H=1, D=16, float16), for the call cost."""
+    import mindspore as ms  # before the adapter
+    from ascend_ops.reshape_and_cache import ms as rac_ms
+
+    key = ms.Tensor(np.ones((1, 1, 16), np.float16))
+    key_cache, value_cache = (ms.Tensor(np.zeros((2, 4, 1, 16), np.float16)) for _ in range(2))
+    slots = ms.Tensor(np.array([3], np.int64))
+    return {"reshape_and_cache T=1 H=1 D=16": lambda: rac_ms.reshape_and_cache(key, key, key_cache, value_cache, slots)}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer shapes and samples (smoke run)")
@@ -163,6 +174,9 @@ def main(argv=None) -> int:
     print(format_table(["compiled step (dynamic, kv[0]/kv[1] inside)", "cache bytes", "p50 µs",
                         "vs smallest"], compiled_step_vs_cache_size(runner)))
     print("target: the same step time for a 4096x larger cache (no copy of the cache per call)")
+
+    print()
+    bench.print_mindspore_call_cost(mindspore_calls, quick=args.quick)
 
     args.out.mkdir(parents=True, exist_ok=True)
     bench.write_csv(results, args.out / f"{OP}.csv")

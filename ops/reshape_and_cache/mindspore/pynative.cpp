@@ -1,25 +1,33 @@
-// PyNative: validate on the calling thread, run the CPU kernel in a PyBoost device task.
+// PyNative: validate on the calling thread, run the kernel in a PyBoost device task: the CPU
+// kernel on device_target CPU; on Ascend (builds with AOP_MS_ASCEND) the AscendC kernel through
+// run_npu on MindSpore's current stream (ascend_ops/mindspore_npu.hpp; not run on NPU).
 //
 // Why this shape (MindSpore 2.10, see DESIGN.md "MindSpore adapter facts"):
 // - PyboostRunner::Call<0> queues `enqueue` on MindSpore's frontend queue behind every op
 //   already issued; `enqueue` queues a PyBoostDeviceTask on the device queue, where MindSpore's
-//   CPU ops run their kernels. The write is therefore ordered with built-in ops both ways. The
+//   ops run (CPU) or launch (Ascend) their kernels. The write is therefore ordered with built-in ops both ways. The
 //   documented LaunchKernel / ms::DispatchKernel pattern runs the kernel one queue later, and a
 //   following built-in op was seen reading the cache before the write.
-// - An exception thrown inside queued work surfaces late or only in a log, so everything is
-//   checked here first, on the Python thread: host validate() on shapes, dtypes and strides,
-//   then host check_slots() on slot_mapping's data once every earlier op has produced it.
+// - Shapes, dtypes and strides are checked here, on the Python thread (host validate()). The
+//   slot values are checked in the device task (run_cpu's check_slots(), before it writes),
+//   once every earlier op has produced them, so a call never waits for MindSpore's queue. A bad
+//   slot is raised as IndexError at MindSpore's next synchronisation, or by
+//   ascend_ops.common.check_errors(), caches untouched (ascend_ops/mindspore_task.hpp).
 #include "pynative.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "ms_extension/api.h"
-#include "include/runtime/pipeline/pipeline.h"
 
 #include "host/reshape_and_cache.h"
+#include "ascend_ops/mindspore_task.hpp"
 #include "ascend_ops/mindspore_view.hpp"
+#ifdef AOP_MS_ASCEND
+#include "ascend_ops/mindspore_npu.hpp"
+#endif
 
 namespace aop::reshape_and_cache::ms_pynative {
 namespace {
@@ -36,9 +44,10 @@ struct Call {
   int64_t cache_mode = 0;
   int64_t head_num = 0;
 
-  Args args(bool meta) const {
-    auto view = [meta](const ms::Tensor& t, Access access, const char* name) {
-      return meta ? ms_adapter::to_aop_meta(t, access, kOp, name) : ms_adapter::to_aop_tensor(t, access, kOp, name);
+  // Views on `device`: META (shapes only, the calling thread), CPU or NPU (the device task).
+  Args args(aop_device device) const {
+    auto view = [device](const ms::Tensor& t, Access access, const char* name) {
+      return ms_adapter::to_aop_view(t, access, device, kOp, name);
     };
     Args a{view(key, Access::kRead, "key"), value ? view(*value, Access::kRead, "value") : aop_tensor{},
            view(key_cache, Access::kWrite, "key_cache"),
@@ -52,34 +61,28 @@ struct Call {
   }
 };
 
-// This build has the CPU backend only. On device_target "Ascend" the NPU launch (host/
-// npu_launch.cpp, built where CANN is found) belongs here; until it is wired in, refuse rather
-// than hand device pointers to the CPU kernel.
-void require_cpu(const ms::Tensor& t, const char* arg) {
-  const auto target = mindspore::DeviceManagerConf::GetInstance()->device_type();
-  const auto& address = t.tensor()->device_address();
-  const auto where = address != nullptr ? address->GetDeviceType() : target;
-  if (target != mindspore::device::DeviceType::kCPU || where != mindspore::device::DeviceType::kCPU) {
-    throw aop::Error(AOP_RUNTIME_ERROR,
-                     std::string(kOp) + ": " + arg + " is on " + mindspore::device::GetDeviceNameByType(where) +
-                         " (device_target " + mindspore::device::GetDeviceNameByType(target) +
-                         "), but this build of ascend-op-reshape-and-cache has no NPU backend for "
-                         "MindSpore: it runs on device_target CPU only (rebuild where CANN is installed)");
+constexpr aop_device kMeta{AOP_DEVICE_META, 0};
+constexpr aop_device kCpu{AOP_DEVICE_CPU, 0};
+
+// The device task's work: the CPU kernel, or on Ascend (AOP_MS_ASCEND builds) the AscendC
+// kernel on MindSpore's stream. Both check the slots before writing; an error is raised at
+// MindSpore's next synchronisation (mindspore_task.hpp).
+std::function<void()> device_work(const Call& call) {
+#ifdef AOP_MS_ASCEND
+  if (ms_adapter::on_ascend()) {
+    return [call, target = ms_adapter::capture()]() {
+      ms_adapter::run_in_task([&] {
+        ms_adapter::Workspace workspace(target);
+        const NpuContext ctx = ms_adapter::npu_context(target, workspace);
+        run_npu(call.args(aop_device{AOP_DEVICE_NPU, ctx.device}), ctx);
+      });
+    };
   }
+#endif
+  return [call]() { ms_adapter::run_in_task([&] { run_cpu(call.args(kCpu)); }); };
 }
 
-// slot_mapping's values, for check_slots() on this thread: wait until every op issued before
-// this call (one of them may produce or modify slot_mapping) has run. The GIL is released while
-// waiting: queued work may need it. An error of earlier queued work is raised here.
-aop_tensor readable_slots(const ms::Tensor& slot_mapping) {
-  {
-    py::gil_scoped_release no_gil;
-    mindspore::runtime::Pipeline::Get().WaitForward();
-  }
-  return ms_adapter::to_aop_tensor(slot_mapping, Access::kRead, kOp, "slot_mapping");
-}
-
-// Runs on MindSpore's frontend queue, in program order: queues the CPU kernel as a device task.
+// Runs on MindSpore's frontend queue, in program order: queues the kernel as a device task.
 void enqueue(const Call& call) {
   if (call.value) {
     ms::TensorToDevice(call.key, *call.value, call.key_cache, *call.value_cache, call.slot_mapping);
@@ -87,12 +90,7 @@ void enqueue(const Call& call) {
     ms::TensorToDevice(call.key, call.key_cache, call.slot_mapping);
   }
   mindspore::kernel::pyboost::PyBoostUtils::DispatchRun(
-      std::make_shared<mindspore::runtime::PyBoostDeviceTask>([call]() {
-        // Everything was checked on the Python thread; run_cpu checks again (cheap) and writes
-        // nothing if anything changed since. Its exception then surfaces at MindSpore's next
-        // synchronisation point.
-        run_cpu(call.args(false));
-      }));
+      std::make_shared<mindspore::runtime::PyBoostDeviceTask>(device_work(call)));
 }
 
 }  // namespace
@@ -106,15 +104,15 @@ py::object reshape_and_cache(const ms::Tensor& key, const std::optional<ms::Tens
   if (value_cache) ms::inner::ConvertStubNodeToTensor(*value_cache);
   const Call call{key, key_cache, slot_mapping, value, value_cache, cache_mode, head_num};
   ms_adapter::call_host([&] {
-    Args args = validated(call.args(true));  // canonical: check_slots needs the validated form
-    require_cpu(key, "key");
-    if (value) require_cpu(*value, "value");
-    require_cpu(key_cache, "key_cache");
-    if (value_cache) require_cpu(*value_cache, "value_cache");
-    require_cpu(slot_mapping, "slot_mapping");
-    args.slot_mapping = readable_slots(slot_mapping);
-    check_slots(args);
+    validate(call.args(kMeta));
+    constexpr const char* kPackage = "ascend-op-reshape-and-cache";
+    ms_adapter::require_backend(key, kOp, "key", kPackage);
+    if (value) ms_adapter::require_backend(*value, kOp, "value", kPackage);
+    ms_adapter::require_backend(key_cache, kOp, "key_cache", kPackage);
+    if (value_cache) ms_adapter::require_backend(*value_cache, kOp, "value_cache", kPackage);
+    ms_adapter::require_backend(slot_mapping, kOp, "slot_mapping", kPackage);
   });
+  ms_adapter::watch_queue();
   // Only tensors go through Call (it converts stub nodes); the attributes ride in the lambda.
   if (value) {
     return ms::pynative::PyboostRunner::Call<0>(

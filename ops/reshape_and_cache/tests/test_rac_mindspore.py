@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 ms = pytest.importorskip("mindspore", reason="mindspore is not installed")  # before the adapter
-from mindspore import Parameter, Tensor, mint, nn  # noqa: E402
+from mindspore import Parameter, Tensor, mint, nn, ops  # noqa: E402
 
-from ascend_ops.common import reliability  # noqa: E402
+from ascend_ops.common import check_errors, reliability  # noqa: E402
+from ascend_ops.common.testing import ms_synchronize  # noqa: E402
 import ascend_ops.reshape_and_cache as rac  # noqa: E402
 from ascend_ops.reshape_and_cache import ms as rac_ms  # noqa: E402
 from ascend_ops.reshape_and_cache import reference  # noqa: E402
@@ -273,11 +274,78 @@ def test_pynative_bad_inputs(change, error, words):
     arrays, (key, value, key_cache, value_cache, slots) = _bad_case(change)
     with pytest.raises(error) as info:
         rac.reshape_and_cache(key, value, key_cache, value_cache, slots)
+        ms_synchronize()  # slot values are checked in MindSpore's queue: raised at its next sync
     message = str(info.value)
     assert message.startswith("reshape_and_cache: "), message
     for word in words:
         assert word in message, message
     _assert_unchanged(arrays, key_cache, value_cache)
+
+
+# --- Data errors: found in MindSpore's queue, raised once at its next synchronisation ----------
+
+
+def _bad_slot_call():
+    arrays, tensors = _bad_case(BAD_CHANGES["slot-out-of-range"])
+    rac.reshape_and_cache(*tensors)  # returns: shapes are fine, slot values are not checked yet
+    return arrays, tensors
+
+
+def test_pynative_bad_slot_raises_at_next_synchronisation_once():
+    arrays, (key, value, key_cache, value_cache, slots) = _bad_slot_call()
+    with pytest.raises(IndexError, match=r"^reshape_and_cache: slot_mapping\[2\] = 12 is out of range"):
+        ms_synchronize()
+    _assert_unchanged(arrays, key_cache, value_cache)
+    ms_synchronize()  # raised once: MindSpore's sync took it, and out of common's slot too
+    check_errors()
+    rac.reshape_and_cache(key, value, key_cache, value_cache, Tensor(np.array([0, 1], np.int32)))
+    assert key_cache.asnumpy()[0, 1].tobytes() == arrays["key"][1].tobytes()  # later calls still run
+
+
+def test_pynative_bad_slot_raises_in_check_errors_once():
+    arrays, (_, _, key_cache, value_cache, _) = _bad_slot_call()
+    with pytest.raises(IndexError, match=r"^reshape_and_cache: slot_mapping\[2\] = 12 is out of range"):
+        check_errors()  # waits for MindSpore's queue, then raises the posted error
+    ms_synchronize()  # raised once: MindSpore's copy was dropped
+    check_errors()
+    _assert_unchanged(arrays, key_cache, value_cache)
+
+
+@pytest.mark.parametrize("shift, error", [(0, None), (12, IndexError)], ids=["fixed", "broken"])
+def test_pynative_slots_checked_after_the_op_that_produces_them(shift, error):
+    """The check sees slot_mapping as the pending op before the call leaves it, in program order:
+    a bad slot made good is no error, a good slot made bad is."""
+    arrays, (key, value, key_cache, value_cache, _) = _bad_case(lambda a: a)
+    base = Tensor(np.array([0, 5, 12, 1], np.int32))  # 12 is out of range (12 slots)
+    slots = base % 12 + shift  # pending ops: 12 -> 0, then + shift
+    rac.reshape_and_cache(key, value, key_cache, value_cache, slots)
+    if error is None:
+        ms_synchronize()
+        assert key_cache.asnumpy().reshape(12, -1)[5].tobytes() == arrays["key"][1].tobytes()
+    else:
+        with pytest.raises(error, match=r"slot_mapping\[0\] = 12 is out of range"):
+            ms_synchronize()
+        _assert_unchanged(arrays, key_cache, value_cache)
+
+
+def test_pynative_call_does_not_wait_for_earlier_ops():
+    """The call queues its work and returns: it does not wait for a slow op issued before it
+    (the slot check runs in MindSpore's queue, after that op)."""
+    import time
+
+    arrays, (key, value, key_cache, value_cache, slots) = _bad_case(lambda a: a)
+    big = ops.ones((1536, 1536), ms.float32)
+    start = time.perf_counter()
+    ops.matmul(big, big).asnumpy()
+    slow_op = time.perf_counter() - start
+    product = ops.matmul(big, big)  # queued, still running when the op is called
+    start = time.perf_counter()
+    rac.reshape_and_cache(key, value, key_cache, value_cache, slots)
+    call = time.perf_counter() - start
+    product.asnumpy()
+    assert call < 0.25 * slow_op, f"the call took {call * 1e3:.1f} ms; the op before it {slow_op * 1e3:.1f} ms"
+    _, expected = _make(BAD_SHAPE, "float32", np.int32, seed=9)
+    assert key_cache.asnumpy().tobytes() == expected[0].tobytes()
 
 
 def test_pynative_dtype_mindspore_cannot_pass_on():

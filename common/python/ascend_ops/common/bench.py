@@ -49,6 +49,7 @@ __all__ = [
     "plot",
     "MODELLED_HEADERS",
     "modelled_row",
+    "print_mindspore_call_cost",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -415,3 +416,19 @@ def modelled_row(shape: str, soc: str, report: Dict[str, Any], minimum_bytes: in
     ratio = report["modelled_us"] / floor if floor > 0 else float("nan")
     return [shape, soc, report["block_dim"], moved, minimum_bytes, report["modelled_us"], report["bound"],
             floor, ratio]
+
+
+def print_mindspore_call_cost(make_calls: Callable[[], Dict[str, Callable[[], object]]], *, quick: bool = False,
+                              file: Optional[TextIO] = None) -> None:
+    """Print the MindSpore PyNative call cost of an op beside ``ops.add`` (same run; see
+    :mod:`ascend_ops.common.ms_bench`), or why not. ``make_calls()`` imports mindspore and the
+    op's adapter and returns ``{name: call}`` on tiny tensors."""
+    try:
+        from . import ms_bench  # imports mindspore
+    except ImportError as e:
+        print(f"MindSpore PyNative call cost: skipped ({e})", file=file)
+        return
+    rows = ms_bench.pynative_call_cost(make_calls(), rounds=5 if quick else 15)
+    print(format_table(ms_bench.CALL_COST_HEADERS, rows), file=file)
+    print("target: ratio vs ops.add <= 1.5 (tiny tensors; a batch of calls then one sync, both sides alike)",
+          file=file)

@@ -17,7 +17,7 @@ from ._table import format_table
 from .demo.model import Config as DemoConfig
 from .errors import NativeImportError
 from .frameworks import FRAMEWORKS, SUPPORTED_VERSIONS, detect
-from .registry import BACKENDS, FAILED, PASSED, SKIPPED, BrokenOp, OpInfo, installed_ops
+from .registry import BACKENDS, FAILED, NPU_ADAPTERS, PASSED, SKIPPED, BrokenOp, OpInfo, installed_ops
 
 __all__ = ["main", "build_parser"]
 
@@ -69,7 +69,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     rows, notes, records = [], [], []
     for op in ops:
         if isinstance(op, BrokenOp):
-            rows.append([op.name, op.package, "-"] + ["error"] * (len(BACKENDS) + len(FRAMEWORKS)))
+            rows.append([op.name, op.package, "-"] + ["error"] * (len(BACKENDS) + len(FRAMEWORKS) + len(NPU_ADAPTERS)))
             notes.append(f"{op.name}: {op.error}")
             records.append({"op": op.name, "package": op.package, "error": op.error})
             continue
@@ -91,9 +91,15 @@ def _cmd_list(args: argparse.Namespace) -> int:
                              f"{framework}=={SUPPORTED_VERSIONS[framework]} present")
             elif status.startswith("error"):
                 notes.append(f"{op.name}: {framework}: {status}")
+        npu_adapters = op.npu_adapters()
+        for adapter in NPU_ADAPTERS:
+            status = npu_adapters.get(adapter, "-")
+            cells.append(_short(status))
+            if ":" in status:
+                notes.append(f"{op.name}: {adapter} adapter {status}")
         rows.append([op.name, op.package, op.version] + cells)
         records.append({"op": op.name, "package": op.package, "version": op.version,
-                        "backends": backends, "frameworks": frameworks})
+                        "backends": backends, "frameworks": frameworks, "npu_adapters": npu_adapters})
     if args.json:
         print(json.dumps({"ops": records}, indent=2), file=out)
         return 0
@@ -102,7 +108,7 @@ def _cmd_list(args: argparse.Namespace) -> int:
     if not ops:
         print(NO_OPS, file=out)
         return 0
-    print(format_table(["op", "package", "version", *BACKENDS, *FRAMEWORKS], rows), file=out)
+    print(format_table(["op", "package", "version", *BACKENDS, *FRAMEWORKS, *NPU_ADAPTERS], rows), file=out)
     if notes:
         print("\nnotes:", file=out)
         for note in notes:

@@ -37,6 +37,7 @@ __all__ = [
     "GROUP",
     "BACKENDS",
     "FRAMEWORK_PIECES",
+    "NPU_ADAPTERS",
     "CheckSkipped",
     "CheckCase",
     "CheckResult",
@@ -51,6 +52,13 @@ GROUP = "ascend_ops.ops"
 BACKENDS = ("cpu", "emu", "npu")
 #: framework -> loader piece of its adapter.
 FRAMEWORK_PIECES = {"torch": "torch", "mindspore": "mindspore"}
+
+#: NPU adapters an op's build may have, in display order.
+NPU_ADAPTERS = ("torch_npu", "mindspore_ascend")
+_NPU_ADAPTER_NEEDS = {
+    "torch_npu": "torch_npu headers and CANN were not found when the op was built",
+    "mindspore_ascend": "the mindspore Ascend plugin and CANN were not found when the op was built",
+}
 
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
 
@@ -210,6 +218,26 @@ class OpInfo:
                 status[backend] = "no Ascend device"
             else:
                 status[backend] = "built"
+        return status
+
+    def npu_adapters(self) -> Dict[str, str]:
+        """Return NPU adapter -> status: ``"built"`` or ``"not built: <why>"`` (from
+        ``_build_info``; ``"unknown: <why>"`` without it). ``mindspore_ascend``: the MindSpore
+        adapter's Ascend path (PyNative on MindSpore's stream, graph-mode kernels)."""
+        try:
+            info = self.build_info()
+        except ImportError as exc:
+            return {a: f"error: {_first_line(exc)}" for a in NPU_ADAPTERS}
+        if info is None:
+            return {a: f"unknown: {self.module}._build_info is missing" for a in NPU_ADAPTERS}
+        built = getattr(info, "FRAMEWORKS", {})
+        why = getattr(info, "NOT_BUILT_WHY", {})
+        status: Dict[str, str] = {}
+        for adapter in NPU_ADAPTERS:
+            if built.get(adapter, False):
+                status[adapter] = "built"
+            else:
+                status[adapter] = "not built: " + (why.get(adapter) or _NPU_ADAPTER_NEEDS[adapter])
         return status
 
     def frameworks(self) -> Dict[str, str]:

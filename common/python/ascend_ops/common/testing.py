@@ -42,6 +42,7 @@ __all__ = [
     "make_rng",
     "random_array",
     "strided_rows",
+    "ms_synchronize",
     "dtype_names",
 ]
 
@@ -331,3 +332,16 @@ def strided_rows(array: Any, pad: int, fill: Any = None) -> np.ndarray:
     view = buffer[..., :row]
     view[...] = a
     return view
+
+
+def ms_synchronize() -> None:
+    """A MindSpore PyNative host synchronisation: read back the result of a fresh op.
+
+    MindSpore 2.10 raises an exception of queued work (an op's data check in its device task)
+    here, once, with the op's class and message; the next op call and, on CPU,
+    ``ms.runtime.synchronize()`` do not. Tests of the asynchronous error contract call this
+    where a user would read a result.
+    """
+    import mindspore as ms  # only where mindspore is installed
+
+    (ms.Tensor(0, ms.int32) + 0).asnumpy()

@@ -6,10 +6,12 @@ or Parameters) in place, without copying them; :func:`advance_step_flashattn` ju
 so it too works in every mode.
 
 - PyNative (an eager call): :meth:`AdvanceStepFlashattn.__call__` goes to the native PyNative
-  entry ``_ms.advance_step_flashattn``. It checks every argument on the calling thread — the
-  shapes and dtypes, then (after waiting for the ops issued before the call) the values the
-  step reads — so a bad call raises ``TypeError`` / ``ValueError`` / ``IndexError`` right there
-  with the outputs untouched, then queues the CPU kernel in program order with MindSpore's ops.
+  entry ``_ms.advance_step_flashattn``. It checks the ints, shapes and dtypes on the calling
+  thread (``TypeError`` / ``ValueError`` right there, outputs untouched), then queues the CPU
+  kernel in program order with MindSpore's ops, without waiting for them. The values the step
+  reads are checked in the queued task: bad data writes nothing and raises its ``ValueError`` /
+  ``IndexError`` once, at MindSpore's next synchronisation (``asnumpy()``, ``print``) or at
+  ``ascend_ops.common.check_errors()``, whichever comes first.
 - Graph mode (``ms.jit``, GRAPH_MODE): the object is an ``ops.Custom`` aot primitive whose
   kernel is ``aop_adv_step_flash_aot`` in the same ``_ms`` library. The four outputs are marked
   ``RW_WRITE`` and the primitive has ``side_effect_mem=True`` (without it MindSpore drops the
@@ -22,8 +24,10 @@ so it too works in every mode.
   block index ..."). A graph gets one int32 ``[1]`` output (0) to ignore; PyNative returns
   ``None``.
 
-Only ``device_target="CPU"`` is built here: elsewhere the op raises ``RuntimeError`` (the NPU
-backend needs CANN at build time) instead of handing device memory to the CPU kernel.
+``device_target="CPU"`` always; ``"Ascend"`` only in a build with the mindspore wheel's Ascend
+plugin and CANN (``AOP_MS_ASCEND``: the PyNative call runs the AscendC kernel on MindSpore's
+current stream; compile-checked here, not run on NPU). Elsewhere the op raises ``RuntimeError``
+instead of handing device memory to the CPU kernel; ``ascend-ops list`` shows which.
 
 Import ``mindspore`` before this module (numpy must be < 2 beside mindspore 2.10).
 """
@@ -155,7 +159,8 @@ def advance_step_flashattn(num_seqs, num_queries, block_size, input_tokens, samp
     ------
     TypeError, ValueError, IndexError
         Naming the argument, the expected and the actual value; the outputs are then
-        unchanged. In a graph, dtype and shape errors are raised when it is compiled; errors
+        unchanged. In PyNative, errors in the data are raised at MindSpore's next
+        synchronisation or ``check_errors()``, not by the call. In a graph, dtype and shape errors are raised when it is compiled; errors
         in the data or the ints are found when it runs and raised by MindSpore as
         ``RuntimeError`` whose message carries ours.
     RuntimeError

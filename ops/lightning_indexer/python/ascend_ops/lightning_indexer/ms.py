@@ -4,10 +4,12 @@
 :class:`LightningIndexer`) with the arguments in the primitive's form (below).
 
 - PyNative (an eager call): :meth:`LightningIndexer.__call__` goes to the native PyNative entry
-  ``_ms.lightning_indexer``. It checks every argument on the calling thread — shapes, dtypes and
-  layouts, then (after waiting for the ops issued before the call) the lengths and the block
-  ids — so a bad call raises ``TypeError`` / ``ValueError`` / ``IndexError`` right there. It then
-  allocates the outputs and queues the CPU kernel in program order with MindSpore's own ops.
+  ``_ms.lightning_indexer``. It checks shapes, dtypes and layouts on the calling thread
+  (``TypeError`` / ``ValueError`` right there), then allocates the outputs and queues the CPU
+  kernel in program order with MindSpore's own ops, without waiting for them. The lengths and
+  block ids are checked in the queued task: bad data writes nothing and raises its
+  ``ValueError`` / ``IndexError`` once, at MindSpore's next synchronisation (``asnumpy()``,
+  ``print``) or at ``ascend_ops.common.check_errors()``, whichever comes first.
 - Graph mode (``ms.jit``, GRAPH_MODE): the object is an ``ops.Custom`` aot primitive whose
   kernel is ``aop_lightning_indexer_aot`` in the same ``_ms`` library. Its output shapes come
   from the host's ``output_shape()`` when the graph is compiled, after the host's
@@ -36,8 +38,10 @@ The primitive's form (what a graph records), used by :func:`lightning_indexer`::
 The ints (layout codes, sparse_count, sparse_mode, present, return_value) are scalar inputs of
 the primitive: compile-time constants when they are Python constants of the graph.
 
-Only ``device_target="CPU"`` is built here: elsewhere the op raises ``RuntimeError`` (the NPU
-backend needs CANN at build time) instead of handing device memory to the CPU kernel.
+``device_target="CPU"`` always; ``"Ascend"`` only in a build with the mindspore wheel's Ascend
+plugin and CANN (``AOP_MS_ASCEND``: the PyNative call runs the AscendC kernel on MindSpore's
+current stream; compile-checked here, not run on NPU). Elsewhere the op raises ``RuntimeError``
+instead of handing device memory to the CPU kernel; ``ascend-ops list`` shows which.
 
 Import ``mindspore`` before this module (numpy must be < 2 beside mindspore 2.10).
 """
@@ -178,7 +182,9 @@ def lightning_indexer(query, key, weights, actual_seq_lengths_query=None, actual
     Raises
     ------
     TypeError, ValueError, IndexError
-        Naming the argument, the expected and the actual value. In a graph, layout, dtype and
+        Naming the argument, the expected and the actual value. In PyNative, errors in the
+        lengths or the block table are raised at MindSpore's next synchronisation or
+        ``check_errors()``, not by the call. In a graph, layout, dtype and
         shape errors are raised when it is compiled; errors in the lengths or the block table
         when it runs, as ``RuntimeError`` whose message carries ours.
     RuntimeError

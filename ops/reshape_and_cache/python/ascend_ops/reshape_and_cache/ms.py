@@ -5,10 +5,14 @@ updates ``key_cache`` / ``value_cache`` (Tensors or Parameters) in place, withou
 :func:`reshape_and_cache` just calls it, so it too works in every mode.
 
 - PyNative (an eager call): :meth:`ReshapeAndCache.__call__` goes to the native PyNative entry
-  ``_ms.reshape_and_cache``. It checks every argument on the calling thread, so a bad call
-  raises ``TypeError`` / ``ValueError`` / ``IndexError`` right there with the caches untouched,
-  then queues the CPU kernel in program order with MindSpore's own ops. Checking the slots
-  means waiting for the ops issued before the call (one of them may produce slot_mapping).
+  ``_ms.reshape_and_cache``. It checks shapes, dtypes and layouts on the calling thread (a bad
+  call raises ``TypeError`` / ``ValueError`` right there, caches untouched), then queues the
+  CPU kernel in program order with MindSpore's own ops, without waiting for them. The slot
+  values are checked in the queued task, once the ops before the call have produced them: a
+  slot out of range writes nothing and raises ``IndexError`` (same message) once, at
+  MindSpore's next synchronisation (``asnumpy()``, ``print``) or at
+  ``ascend_ops.common.check_errors()``, whichever comes first. MindSpore 2.10 on CPU does not
+  raise it at the next op call nor at ``ms.runtime.synchronize()``.
 - Graph mode (``ms.jit``, GRAPH_MODE): the object is an ``ops.Custom`` aot primitive whose
   kernel is ``aop_reshape_and_cache_aot`` in the same ``_ms`` library. The caches are marked
   ``RW_WRITE`` and the primitive has ``side_effect_mem=True`` (without it MindSpore drops the
@@ -23,8 +27,10 @@ Call :func:`reshape_and_cache` or :data:`PRIMITIVE` inside graphs, not the packa
 ``ascend_ops.reshape_and_cache.reshape_and_cache`` (its framework dispatch is Python that graph
 compilers reject).
 
-Only ``device_target="CPU"`` is built here: elsewhere the op raises ``RuntimeError`` (the NPU
-backend needs CANN at build time) instead of handing device memory to the CPU kernel.
+``device_target="CPU"`` always; ``"Ascend"`` only in a build with the mindspore wheel's Ascend
+plugin and CANN (``AOP_MS_ASCEND``: the PyNative call runs the AscendC kernel on MindSpore's
+current stream; compile-checked here, not run on NPU). Elsewhere the op raises ``RuntimeError``
+instead of handing device memory to the CPU kernel; ``ascend-ops list`` shows which.
 
 Import ``mindspore`` before this module (numpy must be < 2 beside mindspore 2.10).
 """
@@ -197,7 +203,8 @@ def reshape_and_cache(key, value, key_cache, value_cache, slot_mapping, cache_mo
     ------
     TypeError, ValueError, IndexError
         Naming the argument, the expected and the actual value; the caches are then unchanged.
-        In a graph, dtype and shape errors are raised when it is compiled (for the forms with
+        In PyNative, a slot out of range is raised (``IndexError``) at MindSpore's next
+        synchronisation or ``check_errors()``, not by the call. In a graph, dtype and shape errors are raised when it is compiled (for the forms with
         cache_mode / head_num, when those are compile-time constants); a slot out of range
         is found when it runs and raised by MindSpore as ``RuntimeError`` whose message carries
         ours ("... Error message is IndexError: reshape_and_cache: slot_mapping[t] = ...").
