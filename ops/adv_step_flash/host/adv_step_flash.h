@@ -1,6 +1,7 @@
 // advance_step_flashattn: the framework-neutral host entry every adapter calls.
 // Validation, tiling and the CPU kernel live here; adapters only translate tensors.
 #pragma once
+#include "ascend_ops/npu_context.hpp"
 #include <cstdint>
 
 #include "ascend_ops/platform.h"
@@ -47,6 +48,6 @@ void run_cpu(const Args& args);
 // The NPU backend (built only with CANN, host/npu_launch.cpp): validates, checks the data
 // against host copies of seq_lens, sampled_token_ids and block_tables, then launches the
 // AscendC kernel on `stream` (an aclrtStream). Not run on NPU by this project: no device here.
-void run_npu(const Args& args, void* stream);
+void run_npu(const Args& args, const aop::NpuContext& ctx);
 
 }  // namespace aop::adv_step_flash

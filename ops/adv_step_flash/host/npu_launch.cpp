@@ -56,9 +56,9 @@ void check_data_on_device(const Args& a, aclrtStream stream) {
 
 }  // namespace
 
-void run_npu(const Args& a, void* stream_ptr) {
+void run_npu(const Args& a, const aop::NpuContext& ctx) {
   validate(a);
-  auto stream = static_cast<aclrtStream>(stream_ptr);
+  auto stream = static_cast<aclrtStream>(ctx.stream);
   check_data_on_device(a, stream);
   const AdvStepFlashTiling t = tiling(a, current_platform());
   Block tiling_block = npu_pool().acquire(sizeof(t));

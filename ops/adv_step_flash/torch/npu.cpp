@@ -11,6 +11,8 @@
 #include "torch_npu/csrc/core/npu/NPUFormat.h"
 #include "torch_npu/csrc/core/npu/NPUStream.h"
 
+#include "ascend_ops/torch_npu_context.hpp"
+
 #include "host/adv_step_flash.h"
 #include "tensor_view.h"
 
@@ -53,10 +55,10 @@ void advance_step_flashattn_npu(c10::SymInt num_seqs, c10::SymInt num_queries, i
     if (tensor->device().type() == c10::DeviceType::PrivateUse1) expect_plain_format(*tensor, name);
   }
   const c10::DeviceGuard device_guard(input_tokens.device());
-  // stream() (not stream(false)) first drains torch_npu's task queue, so every op queued
-  // before this call is on the stream ahead of run_npu's copies and kernel.
-  void* stream = c10_npu::getCurrentNPUStream(input_tokens.device().index()).stream();
-  aop::torch_adapter::call_host([&] { aop::adv_step_flash::run_npu(args, stream); });
+  // torch_npu's stream without draining its task queue: the kernel is queued behind the ops
+  // before it (OpCommand); workspace from its caching allocator.
+  const aop::NpuContext ctx = aop::torch_adapter::torch_npu_context(input_tokens.device(), "advance_step_flashattn");
+  aop::torch_adapter::call_host([&] { aop::adv_step_flash::run_npu(args, ctx); });
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // Validation, the CPU plan (cached tiling) and the CPU kernel live here; adapters only
 // translate tensors.
 #pragma once
+#include "ascend_ops/npu_context.hpp"
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -96,6 +97,6 @@ int64_t kernel_ub_bytes(const LightningIndexerTiling& tiling);
 // The NPU backend (built only with CANN, host/npu_launch.cpp): validates (check_npu_limits
 // included), checks lengths and block ids against host copies, then launches the AscendC
 // kernel on `stream` (an aclrtStream). Not run on NPU by this project's CI: there is no device.
-void run_npu(const Args& args, void* stream);
+void run_npu(const Args& args, const aop::NpuContext& ctx);
 
 }  // namespace aop::lightning_indexer

@@ -61,10 +61,10 @@ void check_data_on_device(const Args& a, const Dims& d, aclrtStream stream) {
 
 }  // namespace
 
-void run_npu(const Args& a, void* stream_ptr) {
+void run_npu(const Args& a, const aop::NpuContext& ctx) {
   const Dims d = validate(a);
   check_npu_limits(a, d);
-  auto stream = static_cast<aclrtStream>(stream_ptr);
+  auto stream = static_cast<aclrtStream>(ctx.stream);
   check_data_on_device(a, d, stream);
   const LightningIndexerTiling t = kernel_tiling(a, d, current_platform());
   if (t.items == 0 || TensorView(a.sparse_indices).numel() == 0) return;

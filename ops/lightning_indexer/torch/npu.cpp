@@ -13,6 +13,8 @@
 #include "torch_npu/csrc/core/npu/NPUFormat.h"
 #include "torch_npu/csrc/core/npu/NPUStream.h"
 
+#include "ascend_ops/torch_npu_context.hpp"
+
 #include "host/lightning_indexer.h"
 #include "tensor_view.h"
 
@@ -68,10 +70,10 @@ std::tuple<at::Tensor, std::optional<at::Tensor>> lightning_indexer_npu(
     args.sparse_values = aop::torch_adapter::to_aop_tensor(*values, aop::torch_adapter::Access::kWrite,
                                                            "lightning_indexer", "sparse_values");
   }
-  // stream() (not stream(false)) first drains torch_npu's task queue, so every op queued
-  // before this call is on the stream ahead of run_npu's copies and kernel.
-  void* stream = c10_npu::getCurrentNPUStream(query.device().index()).stream();
-  aop::torch_adapter::call_host([&] { li::run_npu(args, stream); });
+  // torch_npu's stream without draining its task queue: the kernel is queued behind the ops
+  // before it (OpCommand); workspace from its caching allocator.
+  const aop::NpuContext ctx = aop::torch_adapter::torch_npu_context(query.device(), "lightning_indexer");
+  aop::torch_adapter::call_host([&] { li::run_npu(args, ctx); });
   return {indices, values};
 }
 

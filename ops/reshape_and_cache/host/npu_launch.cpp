@@ -48,9 +48,9 @@ void check_slots_on_device(const Args& a, aclrtStream stream) {
 
 }  // namespace
 
-void run_npu(const Args& args, void* stream_ptr) {
+void run_npu(const Args& args, const aop::NpuContext& ctx) {
   const Args a = validated(args);
-  auto stream = static_cast<aclrtStream>(stream_ptr);
+  auto stream = static_cast<aclrtStream>(ctx.stream);
   check_slots_on_device(a, stream);
   if (a.slot_mapping.shape[0] == 0) return;
   const ReshapeAndCacheTiling t = tiling(a, current_platform());

@@ -1,6 +1,7 @@
 // reshape_and_cache: the framework-neutral host entry every adapter calls.
 // Validation, tiling and the CPU kernel live here; adapters only translate tensors.
 #pragma once
+#include "ascend_ops/npu_context.hpp"
 #include "ascend_ops/platform.h"
 #include "ascend_ops/tensor.h"
 #include "kernel/reshape_and_cache_tiling.h"
@@ -57,6 +58,6 @@ namespace aop::reshape_and_cache {
 // The NPU backend (built only with CANN, host/npu_launch.cpp): validates, checks the slots
 // against a host copy of slot_mapping, then launches the AscendC kernel on `stream`
 // (an aclrtStream). Not run on NPU by this project's CI: there is no device here.
-void run_npu(const Args& args, void* stream);
+void run_npu(const Args& args, const aop::NpuContext& ctx);
 
 }  // namespace aop::reshape_and_cache

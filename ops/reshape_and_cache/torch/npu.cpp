@@ -3,13 +3,15 @@
 //
 // Built only where torch_npu and CANN are found (TORCH_NPU files of ascend_ops_add_op); here it
 // is compile-checked against the torch_npu wheel's headers (tests/test_torch.py). It calls only
-// what libtorch_npu exports: c10_npu::getCurrentNPUStream, NPUStream::stream and
-// at_npu::native::get_npu_format (the op-plugin's EXEC_NPU_CMD needs symbols it does not).
+// what libtorch_npu exports: c10_npu::getCurrentNPUStream, NPUStream::stream(false),
+// at_npu::native::OpCommand (common's torch_npu_context.hpp) and at_npu::native::get_npu_format (the op-plugin's EXEC_NPU_CMD needs symbols it does not).
 #include <c10/core/DeviceGuard.h>
 #include <torch/library.h>
 
 #include "torch_npu/csrc/core/npu/NPUFormat.h"
 #include "torch_npu/csrc/core/npu/NPUStream.h"
+
+#include "ascend_ops/torch_npu_context.hpp"
 
 #include "host/reshape_and_cache.h"
 #include "tensor_view.h"
@@ -56,10 +58,10 @@ void reshape_and_cache_npu(const at::Tensor& key,                         // [T,
     }
   }
   const c10::DeviceGuard device_guard(key.device());
-  // stream() (not stream(false)) first drains torch_npu's task queue, so every op queued
-  // before this call is on the stream ahead of run_npu's copies and kernel.
-  void* stream = c10_npu::getCurrentNPUStream(key.device().index()).stream();
-  aop::torch_adapter::call_host([&] { aop::reshape_and_cache::run_npu(args, stream); });
+  // torch_npu's stream without draining its task queue: the kernel is queued behind the ops
+  // before it (OpCommand); workspace from its caching allocator.
+  const aop::NpuContext ctx = aop::torch_adapter::torch_npu_context(key.device(), "reshape_and_cache");
+  aop::torch_adapter::call_host([&] { aop::reshape_and_cache::run_npu(args, ctx); });
 }
 
 }  // namespace
