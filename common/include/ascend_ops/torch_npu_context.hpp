@@ -20,6 +20,7 @@
 #include "torch_npu/csrc/framework/OpCommand.h"
 
 #include "ascend_ops/async_error.hpp"
+#include "ascend_ops/npu/sync_checks.hpp"
 #include "ascend_ops/npu_context.hpp"
 
 AOP_NAMESPACE_BEGIN
@@ -31,12 +32,16 @@ inline NpuContext torch_npu_context(const c10::Device& device, const char* op) {
   auto held = std::make_shared<std::vector<at::Tensor>>();
   NpuContext ctx;
   ctx.device = device.index();
-  ctx.stream = c10_npu::getCurrentNPUStream(device.index()).stream(false);
+  // With the debug switch (ASCEND_OPS_NPU_SYNC_CHECKS=1) the call runs at once on a drained
+  // stream (stream() empties the task queue first) and run_npu checks synchronously.
+  const bool sync = npu::sync_checks();
+  ctx.stream = c10_npu::getCurrentNPUStream(device.index()).stream(sync);
   ctx.workspace = [held, device](size_t bytes) -> void* {
     held->push_back(at::empty({static_cast<int64_t>(bytes)},
                               at::TensorOptions().device(device).dtype(at::kByte)));
     return held->back().data_ptr();
   };
+  if (sync) return ctx;
   ctx.submit = [held, name = std::string(op)](std::function<void()> work) {
     at_npu::native::OpCommand cmd;
     cmd.Name(name);
