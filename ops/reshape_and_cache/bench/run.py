@@ -164,6 +164,15 @@ def main(argv=None) -> int:
                         "vs smallest"], compiled_step_vs_cache_size(runner)))
     print("target: the same step time for a 4096x larger cache (no copy of the cache per call)")
 
+    import npu_sim  # bench/npu_sim.py: the npu path on the simulated Ascend runtime
+    from ascend_ops.common import npu_sim_bench
+
+    sim_rows = npu_sim.rows()
+    if sim_rows:
+        print()
+        print(format_table(npu_sim_bench.HEADERS, sim_rows))
+        print(npu_sim_bench.NOTE)
+
     args.out.mkdir(parents=True, exist_ok=True)
     bench.write_csv(results, args.out / f"{OP}.csv")
     bench.write_json(results, args.out / f"{OP}.json")

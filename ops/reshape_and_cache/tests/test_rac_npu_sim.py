@@ -1,0 +1,68 @@
+"""The NPU host path (host/npu_launch.cpp) on common's simulated Ascend runtime: golden results,
+and what a steady-state call costs the host: 0 synchronisations, 0 copies, 0 allocations."""
+import numpy as np
+import pytest
+
+from ascend_ops.common import ascend_sim as sim
+from ascend_ops.reshape_and_cache import _core, reference
+
+from rac_cases import DTYPES, SHAPES, SLOT_DTYPES, make
+
+pytestmark = pytest.mark.skipif(not getattr(_core, "HAS_NPU_SIM", False),
+                                reason="built without AOP_WITH_NPU_SIM (./dev builds it)")
+
+
+@pytest.fixture(scope="module")
+def stream():
+    s = sim.Stream()
+    yield s
+    s.destroy()
+
+
+def on_device(key, value, key_cache, value_cache, slots):
+    return [sim.to_device(a) for a in (key, value, key_cache, value_cache, slots)]
+
+
+def call(dev, stream, dtype):
+    key, value, key_cache, value_cache, slots = dev
+    _core.run_npu_sim(key.array, value.array, key_cache.array, value_cache.array, slots.array,
+                      stream=stream.handle, dtype="bfloat16" if dtype == "bfloat16" else "")
+
+
+@pytest.mark.parametrize("slot_dtype", SLOT_DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_matches_reference_exactly(stream, shape, dtype, slot_dtype):
+    host = make(shape, dtype, slot_dtype)
+    want_key, want_value = reference.reshape_and_cache(*host)
+    dev = on_device(*host)
+    call(dev, stream, dtype)
+    stream.synchronize()
+    np.testing.assert_array_equal(dev[2].numpy().view(np.uint8), want_key.view(np.uint8))
+    np.testing.assert_array_equal(dev[3].numpy().view(np.uint8), want_value.view(np.uint8))
+
+
+def test_steady_state_call_makes_no_sync_copy_or_allocation(stream):
+    host = make(SHAPES[2], "float16", np.int32)
+    dev = on_device(*host)
+    call(dev, stream, "float16")  # the first call of a configuration copies its tiling once
+    stream.synchronize()
+    before = sim.counters()
+    for _ in range(5):
+        call(dev, stream, "float16")
+    per_5 = sim.counters() - before
+    assert per_5.launches == 5
+    assert (per_5.synchronizations, per_5.h2d_copies, per_5.d2h_copies, per_5.d2d_copies,
+            per_5.allocations, per_5.pageable_refused) == (0, 0, 0, 0, 0, 0)
+    stream.synchronize()
+
+
+def test_first_call_of_a_configuration_copies_its_tiling_once(stream):
+    host = make(SHAPES[1], "float32", np.int64, seed=7)
+    dev = on_device(*host)
+    before = sim.counters()
+    call(dev, stream, "float32")
+    first = sim.counters() - before
+    assert first.synchronizations == 0 and first.d2h_copies == 0
+    assert first.h2d_copies <= 1  # 0 when an earlier test already ran this configuration
+    stream.synchronize()
