@@ -117,10 +117,23 @@ void DeclareKernelType(int value, SrcLoc loc) {
   b.declared_type = value;
 }
 
-void SyncAllBlocks(SrcLoc loc, bool aiv_only) {
+void SyncAllBlocks(SrcLoc loc, bool aiv_only, bool hardware) {
   BlockState& b = Block(loc);
   LaunchState& l = *b.launch;
   CloseImplicit(b);
+  if (hardware && !l.mix) {
+    Fail(check::kKernelType, loc,
+         std::string("SyncAll() (the hardware barrier) in a ") + KernelTypeName(l.config.kernel_type) +
+             " launch: it goes through the cross-core scheduler, which AIV_ONLY / AIC_ONLY kernels do not start "
+             "(SyncAll.md: a vector kernel is __mix__(0, 1); CrossCoreSetFlag(ISASI).md); declare "
+             "KERNEL_TYPE_MIX_AIV_1_0, or use the software SyncAll(gmWorkspace, ubWorkspace) on a zeroed GM workspace");
+  }
+  if (hardware && !aiv_only && !(l.has_aic && l.has_aiv)) {
+    Fail(check::kHang, loc,
+         std::string("SyncAll<false>() in a ") + KernelTypeName(l.config.kernel_type) +
+             " launch: it hands over between the AIC and the AIVs of each AI Core, and one side does not exist "
+             "(SyncAll.md: a vector-only kernel must use isAIVOnly = true, or it hangs)");
+  }
   if (aiv_only && l.mix && b.type == CoreType::kAic) {
     Fail(check::kCoreType, loc,
          "SyncAll<true> (isAIVOnly) on " + CoreName(b) +

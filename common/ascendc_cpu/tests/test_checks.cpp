@@ -26,6 +26,7 @@ ascendc_cpu::LaunchReport Go(const char* name, int32_t blocks, void (*kernel)(GM
                              Order order = Order::kInOrder, bool detect_races = true) {
   Buffers b;
   ascendc_cpu::LaunchConfig cfg{name, blocks, 196608, order, 3};
+  cfg.kernel_type = ascendc_cpu::KernelType::kMixAiv1_0;  // vector cores with SyncAll (the cross-core scheduler)
   cfg.detect_races = detect_races;
   return ascendc_cpu::Launch(cfg,
                              {{b.x.data(), kN * 4ull, "x", GmKind::kInput}, {b.z.data(), kN * 4ull, "z", GmKind::kOutput}},

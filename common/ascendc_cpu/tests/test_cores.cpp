@@ -141,9 +141,30 @@ TEST(mix_block_dim_over_the_aic_count_is_an_error) {
 
 void SyncAllEverywhere(GM_ADDR) { SyncAll(); }
 TEST(syncall_over_more_blocks_than_cores_hangs) {
-  EXPECT_EMU_ERROR(NoGm(Cfg("sync_waves", 49, KernelType::kAivOnly, Order::kInOrder), SyncAllEverywhere), "hang",
+  EXPECT_EMU_ERROR(NoGm(Cfg("sync_waves", 49, KernelType::kMixAiv1_0, Order::kInOrder), SyncAllEverywhere), "hang",
                    "sync_waves", 0);
-  NoGm(Cfg("sync_waves", 48, KernelType::kAivOnly, Order::kInOrder), SyncAllEverywhere);
+  NoGm(Cfg("sync_waves", 48, KernelType::kMixAiv1_0, Order::kInOrder), SyncAllEverywhere);
+}
+
+// ---- the hardware SyncAll needs the cross-core scheduler (SyncAll.md, CrossCoreSetFlag(ISASI).md) --
+void SoftSyncAllEverywhere(GM_ADDR) {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, 4 * 32);
+  GlobalTensor<int32_t> gm;  // the emulator does not touch the workspaces
+  SyncAll(gm, buf.Get<int32_t>());
+}
+TEST(hardware_syncall_in_an_aiv_only_launch_is_a_kernel_type_error) {
+  EXPECT_EMU_ERROR(NoGm(Cfg("sync_aiv_only", 4, KernelType::kAivOnly), SyncAllEverywhere), "kernel-type",
+                   "sync_aiv_only", 0);
+  NoGm(Cfg("sync_mix_aiv", 4, KernelType::kMixAiv1_0), SyncAllEverywhere);           // __mix__(0, 1)
+  NoGm(Cfg("soft_sync_aiv_only", 4, KernelType::kAivOnly), SoftSyncAllEverywhere);  // GM polling: any type
+}
+
+void SyncAllCores(GM_ADDR) { SyncAll<false>(); }
+TEST(syncall_false_without_both_core_types_hangs) {
+  EXPECT_EMU_ERROR(NoGm(Cfg("sync_false_aiv", 2, KernelType::kMixAiv1_0), SyncAllCores), "hang", "sync_false_aiv", 0);
+  NoGm(Cfg("sync_false_mix", 2, KernelType::kMixAic1_2), SyncAllCores);  // every AIC and AIV
 }
 
 // ---- MIX: AIC -> AIV through GM ---------------------------------------------------------------

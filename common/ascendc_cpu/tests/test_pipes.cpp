@@ -18,7 +18,9 @@ int g_line = 0;
 
 ascendc_cpu::LaunchReport Go(const char* name, int32_t blocks, void (*kernel)(GM_ADDR, GM_ADDR)) {
   std::vector<float> x(kN * 4, 1.f), z(kN * 4, 0.f);
-  return ascendc_cpu::Launch({name, blocks, 196608, Order::kBoth, 1},
+  ascendc_cpu::LaunchConfig cfg{name, blocks, 196608, Order::kBoth, 1};
+  cfg.kernel_type = ascendc_cpu::KernelType::kMixAiv1_0;  // vector cores with SyncAll (the cross-core scheduler)
+  return ascendc_cpu::Launch(cfg,
                              {{x.data(), x.size() * 4, "x", GmKind::kInput}, {z.data(), z.size() * 4, "z", GmKind::kOutput}},
                              kernel, x.data(), z.data());
 }

@@ -1,9 +1,11 @@
 // advance_step_flashattn: the framework-neutral host entry every adapter calls.
 // Validation, tiling and the CPU kernel live here; adapters only translate tensors.
 #pragma once
-#include "ascend_ops/npu_context.hpp"
+#include <cstddef>
 #include <cstdint>
 
+#include "ascend_ops/error.hpp"
+#include "ascend_ops/npu_context.hpp"
 #include "ascend_ops/platform.h"
 #include "ascend_ops/tensor.h"
 #include "kernel/adv_step_flash_tiling.h"
@@ -36,6 +38,15 @@ void validate(const Args& args);
 // seq_len or slot that does not fit its output's dtype (ValueError; e.g. an int32 slot_mapping
 // overflow). Needs host-readable memory. Call after validate().
 void check_data(const Args& args);
+
+// The exception check_data raises for the same input, from an error record the kernel wrote
+// (8 int64 words, kernel/adv_step_flash_tiling.h: AdvStepFlashError). check_data builds its
+// exceptions here too, so both messages are one. An unknown code gives a RuntimeError.
+aop::Error kernel_error(const int64_t record[kAsfCheckWords]);
+
+// Bytes of the kernel's GM workspace: one 64-byte check slot per core (block_dim). Every core
+// writes its own slot before reading any: it needs no zeroing.
+size_t kernel_workspace_bytes(const AdvStepFlashTiling& tiling);
 
 // The launch tiling for `platform`, from common's tiling cache (keyed by the integer
 // arguments, dtypes, the block-table layout and the platform). Call after validate().

@@ -4,7 +4,7 @@
 
 extern "C" void adv_step_flash_kernel(uint8_t* input_tokens, uint8_t* sampled_token_ids, uint8_t* input_positions,
                                       uint8_t* seq_lens, uint8_t* slot_mapping, uint8_t* block_tables,
-                                      uint8_t* tiling);
+                                      uint8_t* workspace, uint8_t* error_record, uint8_t* tiling);
 
 namespace aop::adv_step_flash {
 
@@ -15,7 +15,7 @@ ascendc_cpu::LaunchReport emulate_kernel(const KernelArgs& a, int32_t block_dim,
   config.kernel_name = "adv_step_flash_kernel";
   config.block_dim = block_dim;
   config.ub_bytes = platform.ub_bytes;
-  config.kernel_type = ascendc_cpu::KernelType::kAivOnly;  // a vector-only kernel
+  config.kernel_type = ascendc_cpu::KernelType::kMixAiv1_0;  // vector-only, with the SyncAll of the check phase
   config.aiv_cores = platform.aiv_cores;
   config.aic_cores = platform.aic_cores;
   config.order = order;
@@ -23,6 +23,7 @@ ascendc_cpu::LaunchReport emulate_kernel(const KernelArgs& a, int32_t block_dim,
   const auto gm = [](void* p) { return static_cast<uint8_t*>(p); };
   return ascendc_cpu::Launch(config, regions, adv_step_flash_kernel, gm(a.input_tokens), gm(a.sampled_token_ids),
                              gm(a.input_positions), gm(a.seq_lens), gm(a.slot_mapping), gm(a.block_tables),
+                             gm(a.workspace), gm(a.error_record),
                              gm(a.tiling));
 }
 

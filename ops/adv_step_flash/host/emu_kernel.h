@@ -17,6 +17,8 @@ struct KernelArgs {
   void* seq_lens;
   void* slot_mapping;
   void* block_tables;
+  void* workspace;     // the per-core check slots (kernel_workspace_bytes)
+  void* error_record;  // 8 int64 words, zero when no error
   void* tiling;
 };
 

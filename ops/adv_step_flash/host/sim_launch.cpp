@@ -11,9 +11,11 @@
 
 extern "C" void adv_step_flash_launch(uint32_t block_dim, void* stream, uint8_t* input_tokens,
                                       uint8_t* sampled_token_ids, uint8_t* input_positions, uint8_t* seq_lens,
-                                      uint8_t* slot_mapping, uint8_t* block_tables, uint8_t* tiling) {
+                                      uint8_t* slot_mapping, uint8_t* block_tables, uint8_t* workspace,
+                                      uint8_t* error_record, uint8_t* tiling) {
   using aop::adv_step_flash::KernelArgs;
-  const KernelArgs args{input_tokens, sampled_token_ids, input_positions, seq_lens, slot_mapping, block_tables, tiling};
+  const KernelArgs args{input_tokens, sampled_token_ids, input_positions, seq_lens, slot_mapping,
+                        block_tables, workspace, error_record, tiling};
   const aclError rc = ascend_sim::launch_task(stream, "adv_step_flash_kernel", [args, block_dim] {
     using ascendc_cpu::GmKind;
     ascendc_cpu::GmRegions regions;
@@ -23,6 +25,8 @@ extern "C" void adv_step_flash_launch(uint32_t block_dim, void* stream, uint8_t*
     ascend_sim::add_region(regions, args.seq_lens, "seq_lens", GmKind::kOutput);
     ascend_sim::add_region(regions, args.slot_mapping, "slot_mapping", GmKind::kOutput);
     ascend_sim::add_region(regions, args.block_tables, "block_tables", GmKind::kInput);
+    ascend_sim::add_region(regions, args.workspace, "workspace", GmKind::kWorkspace);
+    ascend_sim::add_region(regions, args.error_record, "error_record", GmKind::kOutput);
     ascend_sim::add_region(regions, args.tiling, "tiling", GmKind::kInput);
     aop::adv_step_flash::emulate_kernel(args, static_cast<int32_t>(block_dim), aop::current_platform(), regions,
                                         ascendc_cpu::Order::kInOrder, 0);

@@ -58,55 +58,36 @@ struct Row {
   int64_t slot;
 };
 
-[[noreturn]] inline void fail_row(aop_status status, const std::string& what) {
-  throw aop::Error(status, std::string(kOp) + ": " + what);
+// Throws the error of row i. The message is built in one place, kernel_error, which also turns
+// the in-kernel checks' records into exceptions.
+[[noreturn]] inline void fail_row(int64_t code, int64_t i, int64_t value, int64_t aux = 0, int64_t c4 = 0,
+                                  int64_t c5 = 0) {
+  const int64_t record[kAsfCheckWords] = {code, i, value, aux, c4, c5, 0, 0};
+  throw kernel_error(record);
 }
 
-inline void expect_fits(const aop_tensor& out, const char* name, int64_t i, int64_t value, const char* what) {
-  if (!fits(out, value)) {
-    fail_row(AOP_VALUE_ERROR, std::string(name) + " is int32 but " + what + " of sequence " + std::to_string(i) +
-                                  " is " + std::to_string(value) + ", which does not fit (use int64)");
-  }
-}
-
-// Computes row i < num_queries; throws (nothing written) if it cannot be written exactly.
+// Computes row i < num_queries; throws (nothing written) if it cannot be written exactly. The
+// kernel's check phase (kernel/adv_step_flash_kernel.cpp) runs the same checks in the same order.
 // Integer division only: exact for every position, unlike a float division (wrong from 2^24).
 inline Row compute_row(const Args& a, int64_t i) {
   const int64_t token = load(a.sampled_token_ids, i);
   const int64_t pos = load(a.seq_lens, i);
-  if (pos < 0) {
-    fail_row(AOP_VALUE_ERROR, "seq_lens[" + std::to_string(i) + "] = " + std::to_string(pos) +
-                                  " is negative; a sequence length should be >= 0");
-  }
+  if (pos < 0) fail_row(kAsfSeqLenNegative, i, pos);
   int64_t index = 0, offset = 0;
   divide(pos, a.block_size, index, offset);
   const int64_t max_blocks = a.block_tables.shape[1];
-  if (index >= max_blocks) {
-    fail_row(AOP_INDEX_ERROR, "block index " + std::to_string(index) + " (seq_lens[" + std::to_string(i) +
-                                  "] = " + std::to_string(pos) + " // block_size " + std::to_string(a.block_size) +
-                                  ") is beyond the block table: block_tables has max_blocks_per_seq = " +
-                                  std::to_string(max_blocks));
-  }
+  if (index >= max_blocks) fail_row(kAsfBlockIndexBeyond, i, pos, index, a.block_size, max_blocks);
   const int64_t block = load(a.block_tables, i * a.block_tables.strides[0] + index);
-  if (block < 0) {
-    fail_row(AOP_VALUE_ERROR, "block_tables[" + std::to_string(i) + ", " + std::to_string(index) + "] = " +
-                                  std::to_string(block) + " is negative; a block id should be >= 0");
-  }
+  if (block < 0) fail_row(kAsfBlockIdNegative, i, block, index);
   int64_t slot = 0;
   if (__builtin_mul_overflow(block, a.block_size, &slot) || __builtin_add_overflow(slot, offset, &slot)) {
-    fail_row(AOP_VALUE_ERROR, "the slot of sequence " + std::to_string(i) + " (block_tables[" + std::to_string(i) +
-                                  ", " + std::to_string(index) + "] = " + std::to_string(block) + " * block_size " +
-                                  std::to_string(a.block_size) + " + " + std::to_string(offset) +
-                                  ") overflows int64");
+    fail_row(kAsfSlotOverflow, i, block, index, a.block_size, offset);
   }
-  if (pos == std::numeric_limits<int64_t>::max()) {
-    fail_row(AOP_VALUE_ERROR, "seq_lens[" + std::to_string(i) + "] = " + std::to_string(pos) +
-                                  " cannot be advanced: pos + 1 overflows int64");
-  }
-  expect_fits(a.input_tokens, "input_tokens", i, token, "sampled_token_ids");
-  expect_fits(a.input_positions, "input_positions", i, pos, "the position");
-  expect_fits(a.seq_lens, "seq_lens", i, pos + 1, "the new sequence length");
-  expect_fits(a.slot_mapping, "slot_mapping", i, slot, "the slot");
+  if (pos == std::numeric_limits<int64_t>::max()) fail_row(kAsfSeqLenMax, i, pos);
+  if (!fits(a.input_tokens, token)) fail_row(kAsfTokenInt32, i, token);
+  if (!fits(a.input_positions, pos)) fail_row(kAsfPositionInt32, i, pos);
+  if (!fits(a.seq_lens, pos + 1)) fail_row(kAsfSeqLenInt32, i, pos + 1);
+  if (!fits(a.slot_mapping, slot)) fail_row(kAsfSlotInt32, i, slot);
   return Row{token, pos, slot};
 }
 

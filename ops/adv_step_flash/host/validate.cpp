@@ -115,4 +115,40 @@ void check_data(const Args& a) {
   for (int64_t i = 0; i < a.num_queries; ++i) detail::compute_row(a, i);
 }
 
+aop::Error kernel_error(const int64_t record[kAsfCheckWords]) {
+  const std::string op = std::string(kOp) + ": ";
+  const std::string i = std::to_string(record[1]), value = std::to_string(record[2]);
+  const std::string aux = std::to_string(record[3]), c4 = std::to_string(record[4]), c5 = std::to_string(record[5]);
+  const auto int32_error = [&](const char* name, const char* what) {
+    return aop::Error(AOP_VALUE_ERROR, op + name + " is int32 but " + what + " of sequence " + i + " is " + value +
+                                           ", which does not fit (use int64)");
+  };
+  switch (record[0]) {
+    case kAsfSeqLenNegative:
+      return aop::Error(AOP_VALUE_ERROR, op + "seq_lens[" + i + "] = " + value +
+                                             " is negative; a sequence length should be >= 0");
+    case kAsfBlockIndexBeyond:
+      return aop::Error(AOP_INDEX_ERROR, op + "block index " + aux + " (seq_lens[" + i + "] = " + value +
+                                             " // block_size " + c4 +
+                                             ") is beyond the block table: block_tables has max_blocks_per_seq = " +
+                                             c5);
+    case kAsfBlockIdNegative:
+      return aop::Error(AOP_VALUE_ERROR, op + "block_tables[" + i + ", " + aux + "] = " + value +
+                                             " is negative; a block id should be >= 0");
+    case kAsfSlotOverflow:
+      return aop::Error(AOP_VALUE_ERROR, op + "the slot of sequence " + i + " (block_tables[" + i + ", " + aux +
+                                             "] = " + value + " * block_size " + c4 + " + " + c5 +
+                                             ") overflows int64");
+    case kAsfSeqLenMax:
+      return aop::Error(AOP_VALUE_ERROR, op + "seq_lens[" + i + "] = " + value +
+                                             " cannot be advanced: pos + 1 overflows int64");
+    case kAsfTokenInt32: return int32_error("input_tokens", "sampled_token_ids");
+    case kAsfPositionInt32: return int32_error("input_positions", "the position");
+    case kAsfSeqLenInt32: return int32_error("seq_lens", "the new sequence length");
+    case kAsfSlotInt32: return int32_error("slot_mapping", "the slot");
+    default:
+      return aop::Error(AOP_RUNTIME_ERROR, op + "internal: unknown kernel error code " + std::to_string(record[0]));
+  }
+}
+
 }  // namespace aop::adv_step_flash

@@ -6,9 +6,14 @@
 // outputs back with DataCopyPad. Padding rows (num_queries <= i < num_seqs) get token 0,
 // position 0, slot -1 and keep their seq_len. int32 and int64 arrays are told apart at run
 // time by their element size in the tiling, so one kernel serves every dtype combination.
-// The host has checked every row (block index in the table, non-negative ids, no overflow).
+// All or nothing: first every core checks its advancing rows exactly as the host's check_data
+// does (seq_len >= 0, block index in the table, block id >= 0, no int64 overflow, every value fits
+// its output's dtype) and publishes its verdict in its workspace slot
+// (kernel/adv_step_flash_check.h); after SyncAll, no core writes an output if any core found an
+// error, and core 0 records the first one (lowest core = lowest row) in the error record.
 // Compiles with CANN's compiler on NPU and with g++ against the AscendC emulator.
 #include "kernel_operator.h"
+#include "kernel/adv_step_flash_check.h"
 #include "kernel/adv_step_flash_tiling.h"
 
 namespace {
@@ -48,6 +53,30 @@ __aicore__ inline void StoreLocal(const AscendC::LocalTensor<uint8_t>& buf, uint
   }
 }
 
+constexpr int64_t kInt64Max = 0x7fffffffffffffffLL;
+constexpr int64_t kInt32Max = 0x7fffffffLL;
+constexpr int64_t kInt32Min = -0x80000000LL;
+
+// An int32 / int64 GM array read one element at a time by the scalar unit (the check phase).
+class GmInts {
+ public:
+  __aicore__ inline void Init(GM_ADDR data, int32_t bytes) {
+    bytes_ = bytes;
+    i32_.SetGlobalBuffer((__gm__ int32_t*)data);
+    i64_.SetGlobalBuffer((__gm__ int64_t*)data);
+  }
+  __aicore__ inline int64_t Get(int64_t i) const {
+    return bytes_ == 8 ? i64_.GetValue(i) : static_cast<int64_t>(i32_.GetValue(i));
+  }
+  // Whether v fits the array's dtype (as an output).
+  __aicore__ inline bool Fits(int64_t v) const { return bytes_ == 8 || (v >= kInt32Min && v <= kInt32Max); }
+
+ private:
+  AscendC::GlobalTensor<int32_t> i32_;
+  AscendC::GlobalTensor<int64_t> i64_;
+  int32_t bytes_ = 4;
+};
+
 class AdvStepFlashKernel {
  public:
   __aicore__ inline void Init(GM_ADDR input_tokens, GM_ADDR sampled_token_ids, GM_ADDR input_positions,
@@ -68,8 +97,34 @@ class AdvStepFlashKernel {
     slots_.SetGlobalBuffer((__gm__ uint8_t*)slot_mapping, tiling.num_seqs * tiling.slot_bytes);
     tables32_.SetGlobalBuffer((__gm__ int32_t*)block_tables);
     tables64_.SetGlobalBuffer((__gm__ int64_t*)block_tables);
+    check_sampled_.Init(sampled_token_ids, tiling.sampled_bytes);
+    check_lens_.Init(seq_lens, tiling.seq_len_bytes);
+    check_tables_.Init(block_tables, tiling.table_bytes);
+    check_tokens_.Init(input_tokens, tiling.token_bytes);
+    check_positions_.Init(input_positions, tiling.position_bytes);
+    check_slots_.Init(slot_mapping, tiling.slot_bytes);
     pipe_.InitBuffer(in_queue_, BUFFER_NUM, 2 * section_);   // seq_lens | sampled_token_ids
     pipe_.InitBuffer(out_queue_, BUFFER_NUM, 4 * section_);  // tokens | positions | seq_lens | slots
+  }
+
+  // The check phase: true when no core found an error. Reads sampled_token_ids, seq_lens and
+  // block_tables only.
+  __aicore__ inline bool Check(GM_ADDR workspace, GM_ADDR error_record) {
+    const int64_t core = AscendC::GetBlockIdx();
+    int64_t record[asf_check::kWords] = {kAsfOk, 0, 0, 0, 0, 0, 0, 0};
+    const int64_t rows_end = end_ < t_.num_queries ? end_ : t_.num_queries;
+    for (int64_t i = begin_; i < rows_end && record[0] == kAsfOk; ++i) CheckRow(i, record);
+    asf_check::Publish(workspace, core, record);
+    // A hardware SyncAll of the AIVs: the kernel is MIX_AIV_1_0 (an AIV_ONLY launch has no
+    // cross-core scheduler, SyncAll.md / CrossCoreSetFlag(ISASI).md).
+    AscendC::SyncAll<true>();
+    for (int64_t c = 0; c < t_.block_dim; ++c) {
+      if (asf_check::SlotCode(workspace, c) != kAsfOk) {  // the lowest core holds the lowest row
+        if (core == 0) asf_check::Record(error_record, workspace, c);
+        return false;
+      }
+    }
+    return true;
   }
 
   __aicore__ inline void Process() {
@@ -86,6 +141,37 @@ class AdvStepFlashKernel {
   }
 
  private:
+  // Row i's checks in the host's order (host/step.h compute_row); the first failing one fills
+  // `record` (words: kernel/adv_step_flash_tiling.h).
+  __aicore__ inline void CheckRow(int64_t i, int64_t* record) {
+    const int64_t bs = t_.block_size;
+    const int64_t pos = check_lens_.Get(i);
+    const int64_t token = check_sampled_.Get(i);
+    record[1] = i;
+    if (pos < 0) return Fail(record, kAsfSeqLenNegative, pos);
+    const int64_t index = pos / bs;
+    const int64_t offset = pos - index * bs;
+    if (index >= t_.max_blocks) return Fail(record, kAsfBlockIndexBeyond, pos, index, bs, t_.max_blocks);
+    const int64_t block = check_tables_.Get(i * t_.table_row_stride + index);
+    if (block < 0) return Fail(record, kAsfBlockIdNegative, block, index);
+    if (block > (kInt64Max - offset) / bs) return Fail(record, kAsfSlotOverflow, block, index, bs, offset);
+    const int64_t slot = block * bs + offset;
+    if (pos == kInt64Max) return Fail(record, kAsfSeqLenMax, pos);
+    if (!check_tokens_.Fits(token)) return Fail(record, kAsfTokenInt32, token);
+    if (!check_positions_.Fits(pos)) return Fail(record, kAsfPositionInt32, pos);
+    if (!check_lens_.Fits(pos + 1)) return Fail(record, kAsfSeqLenInt32, pos + 1);
+    if (!check_slots_.Fits(slot)) return Fail(record, kAsfSlotInt32, slot);
+  }
+
+  __aicore__ inline void Fail(int64_t* record, int64_t code, int64_t value, int64_t aux = 0, int64_t c4 = 0,
+                              int64_t c5 = 0) {
+    record[0] = code;
+    record[2] = value;
+    record[3] = aux;
+    record[4] = c4;
+    record[5] = c5;
+  }
+
   __aicore__ inline void CopyIn(int64_t start, uint32_t queries) {
     AscendC::LocalTensor<uint8_t> in = in_queue_.AllocTensor<uint8_t>();
     if (queries > 0) {
@@ -160,6 +246,8 @@ class AdvStepFlashKernel {
   AscendC::GlobalTensor<uint8_t> tokens_, sampled_, positions_, seq_lens_, slots_;
   AscendC::GlobalTensor<int32_t> tables32_;
   AscendC::GlobalTensor<int64_t> tables64_;
+  GmInts check_sampled_, check_lens_, check_tables_;  // read by the check phase
+  GmInts check_tokens_, check_positions_, check_slots_;  // only their dtypes (never read)
   AdvStepFlashTiling t_;
   int64_t begin_ = 0;
   int64_t end_ = 0;
@@ -172,17 +260,21 @@ class AdvStepFlashKernel {
 // input_positions [num_seqs] (out)  seq_lens [num_seqs] (in/out)   slot_mapping [num_seqs] (out)
 // block_tables [num_seqs, max_blocks_per_seq], rows table_row_stride apart
 // tiling: AdvStepFlashTiling. Every integer array is int32 or int64 (its *_bytes in the tiling).
+// workspace: [block_dim] 64-byte check slots (any content)
+// error_record: 64 bytes, 8 int64 (kernel/adv_step_flash_tiling.h), written only on an error
 extern "C" __global__ __aicore__ void adv_step_flash_kernel(GM_ADDR input_tokens, GM_ADDR sampled_token_ids,
                                                             GM_ADDR input_positions, GM_ADDR seq_lens,
                                                             GM_ADDR slot_mapping, GM_ADDR block_tables,
+                                                            GM_ADDR workspace, GM_ADDR error_record,
                                                             GM_ADDR tiling_gm) {
-  // Vector cores only (DataCopyPad and scalar work, no cube API): launched on block_dim AIV
-  // cores, GetBlockIdx() in [0, block_dim).
-  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+  // Vector cores only (DataCopyPad and scalar work, no cube API), launched as MIX_AIV_1_0 on
+  // block_dim AIV cores (GetBlockIdx() in [0, block_dim)): the check phase's hardware SyncAll
+  // needs the cross-core scheduler, which an AIV_ONLY launch does not start.
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
   const AdvStepFlashTiling tiling = LoadTiling<AdvStepFlashTiling>(tiling_gm);
   AdvStepFlashKernel op;
   op.Init(input_tokens, sampled_token_ids, input_positions, seq_lens, slot_mapping, block_tables, tiling);
-  op.Process();
+  if (op.Check(workspace, error_record)) op.Process();
 }
 
 // The host-side <<<>>> launch, in the kernel's translation unit as CANN's ascendc_library
@@ -194,8 +286,9 @@ extern "C" __global__ __aicore__ void adv_step_flash_kernel(GM_ADDR input_tokens
 
 extern "C" void adv_step_flash_launch(uint32_t block_dim, void* stream, uint8_t* input_tokens,
                                       uint8_t* sampled_token_ids, uint8_t* input_positions, uint8_t* seq_lens,
-                                      uint8_t* slot_mapping, uint8_t* block_tables, uint8_t* tiling) {
+                                      uint8_t* slot_mapping, uint8_t* block_tables, uint8_t* workspace,
+                                      uint8_t* error_record, uint8_t* tiling) {
   adv_step_flash_kernel<<<block_dim, nullptr, stream>>>(input_tokens, sampled_token_ids, input_positions, seq_lens,
-                                                        slot_mapping, block_tables, tiling);
+                                                        slot_mapping, block_tables, workspace, error_record, tiling);
 }
 #endif  // ASCENDC_CPU_DEBUG

@@ -7,4 +7,5 @@
 
 extern "C" void adv_step_flash_launch(uint32_t block_dim, void* stream, uint8_t* input_tokens,
                                       uint8_t* sampled_token_ids, uint8_t* input_positions, uint8_t* seq_lens,
-                                      uint8_t* slot_mapping, uint8_t* block_tables, uint8_t* tiling);
+                                      uint8_t* slot_mapping, uint8_t* block_tables, uint8_t* workspace,
+                                      uint8_t* error_record, uint8_t* tiling);

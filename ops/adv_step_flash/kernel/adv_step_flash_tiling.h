@@ -20,3 +20,23 @@ struct AdvStepFlashTiling {
   int32_t cores_with_extra;    // ... and the first cores_with_extra get one more
   int32_t chunk_seqs;          // sequences staged through UB at a time (a multiple of 8)
 };
+
+// The in-kernel data checks (all or nothing; shared by the kernel and host/validate.cpp). Every
+// core checks its advancing rows, writes a 64-byte check slot in the workspace (8 int64 words, the
+// layout of the error record), SyncAll, and no core writes an output if any slot holds an error;
+// AIV 0 copies the first one (lowest core = lowest row) into the error record if its word 0 is 0.
+// Words: [0] code, [1] index (the sequence i), [2] value, [3] aux, [4..7] context for the message.
+// Within a row the checks run in this order (the host's), so the codes are listed in it.
+constexpr int32_t kAsfCheckWords = 8;  // one slot / the record: 64 bytes, one data-cache line
+enum AdvStepFlashError : int64_t {
+  kAsfOk = 0,
+  kAsfSeqLenNegative = 0x201,    // [2] seq_lens[i]
+  kAsfBlockIndexBeyond = 0x202,  // [2] seq_lens[i], [3] block index, [4] block_size, [5] max_blocks
+  kAsfBlockIdNegative = 0x203,   // [2] block id, [3] block index
+  kAsfSlotOverflow = 0x204,      // [2] block id, [3] block index, [4] block_size, [5] offset: int64 overflow
+  kAsfSeqLenMax = 0x205,         // [2] seq_lens[i] = INT64_MAX: pos + 1 overflows
+  kAsfTokenInt32 = 0x206,        // [2] sampled token: does not fit int32 input_tokens
+  kAsfPositionInt32 = 0x207,     // [2] position: does not fit int32 input_positions
+  kAsfSeqLenInt32 = 0x208,       // [2] new seq_len: does not fit int32 seq_lens
+  kAsfSlotInt32 = 0x209,         // [2] slot: does not fit int32 slot_mapping
+};

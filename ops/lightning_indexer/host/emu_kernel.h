@@ -19,7 +19,8 @@ struct KernelArgs {
   void* block_table;
   void* sparse_indices;
   void* sparse_values;
-  void* workspace;
+  void* workspace;     // the check slots, then the score workspace (kernel_workspace_bytes)
+  void* error_record;  // 8 int64 words, zero when no error
   void* tiling;
 };
 

@@ -2,12 +2,14 @@
 // Validation, the CPU plan (cached tiling) and the CPU kernel live here; adapters only
 // translate tensors.
 #pragma once
-#include "ascend_ops/npu_context.hpp"
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "ascend_ops/error.hpp"
+#include "ascend_ops/npu_context.hpp"
 #include "ascend_ops/platform.h"
 #include "ascend_ops/tensor.h"
 #include "kernel/lightning_indexer_tiling.h"
@@ -65,6 +67,18 @@ Dims validate(const Args& args, bool check_outputs = true);
 // block table, cumulative ends non-decreasing, block ids in [0, num_blocks) for every block a
 // batch uses. Throws ValueError / IndexError. Needs host-readable memory.
 void check_data(const Args& args, const Dims& dims);
+
+// The exception check_data raises for the same input, from an error record the kernel wrote
+// (8 int64 words, kernel/lightning_indexer_tiling.h: LightningIndexerError). check_data builds its
+// exceptions here too, so both messages are one. An unknown code gives a RuntimeError.
+aop::Error kernel_error(const int64_t record[kLiCheckWords]);
+
+// Bytes of the kernel's GM workspace: 2 * block_dim 64-byte check slots (one per AIV), then the
+// score slots and partial lists (tiling.workspace_floats float32 from kernel_check_bytes on).
+// Every core writes its own check slot before reading any, and the kernel never reads a score it
+// did not write: no zeroing needed.
+size_t kernel_check_bytes(const LightningIndexerTiling& tiling);
+size_t kernel_workspace_bytes(const LightningIndexerTiling& tiling);
 
 // Limits of the AscendC kernel, on the NPU and through the emulator (N2 = 1, D = 128, N1 <= 64,
 // block_size % 16 == 0 and <= 1024, no float32): ValueError / TypeError. The CPU path accepts

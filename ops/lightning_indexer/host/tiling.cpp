@@ -204,6 +204,14 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
 
 }  // namespace
 
+size_t kernel_check_bytes(const LightningIndexerTiling& t) {
+  return static_cast<size_t>(2 * t.block_dim) * kLiCheckWords * sizeof(int64_t);  // MIX 1:2: two AIVs per AIC
+}
+
+size_t kernel_workspace_bytes(const LightningIndexerTiling& t) {
+  return kernel_check_bytes(t) + static_cast<size_t>(t.workspace_floats) * sizeof(float);
+}
+
 int64_t kernel_ub_bytes(const LightningIndexerTiling& t) {
   return ub_bytes_of(t.heads, t.head_chunk, t.block_pad, t.k_pad, t.rows_per_aiv, t.weights_float ? 4 : 2);
 }

@@ -244,38 +244,33 @@ Dims validate(const Args& a, bool check_outputs) {
 }
 
 void check_data(const Args& a, const Dims& d) {
-  const auto check_lengths = [&](const char* name, const aop_tensor& t, bool cumulative, int64_t limit,
-                                 const std::string& limit_what) {
+  // Each failure is thrown through kernel_error, which builds the message of the kernel's record too.
+  const auto fail_record = [](int64_t code, int64_t b, int64_t value, int64_t aux, int64_t c4, int64_t c5 = 0,
+                              int64_t c6 = 0) {
+    const int64_t record[kLiCheckWords] = {code, b, value, aux, c4, c5, c6, 0};
+    throw kernel_error(record);
+  };
+  // codes[0..2]: negative, below the previous end, beyond the limit.
+  const auto check_lengths = [&](const aop_tensor& t, const int64_t* codes, bool cumulative, int64_t limit,
+                                 Layout layout) {
     int64_t previous = 0;
     for (int64_t b = 0; b < d.batch; ++b) {
       const int64_t v = read_index(t, b);
-      const std::string at = std::string(name) + "[" + s(b) + "] = " + s(v);
-      if (v < 0) fail(AOP_VALUE_ERROR, at + " is negative");
-      if (cumulative && v < previous) {
-        fail(AOP_VALUE_ERROR, at + " is below the previous end " + s(previous) + ": cumulative ends never decrease");
-      }
-      if (v > limit) fail(AOP_VALUE_ERROR, at + " is beyond " + limit_what + " (" + s(limit) + ")");
+      const int64_t l = static_cast<int64_t>(layout);
+      if (v < 0) fail_record(codes[0], b, v, 0, l);
+      if (cumulative && v < previous) fail_record(codes[1], b, v, previous, l);
+      if (v > limit) fail_record(codes[2], b, v, limit, l);
       previous = v;
     }
   };
+  static constexpr int64_t kQ[3] = {kLiLenQNegative, kLiLenQBelowPrevious, kLiLenQBeyond};
+  static constexpr int64_t kK[3] = {kLiLenKNegative, kLiLenKBelowPrevious, kLiLenKBeyond};
   if (a.actual_seq_lengths_query) {
-    const bool tnd = a.layout_query == Layout::kTND;
-    check_lengths("actual_seq_lengths_query", *a.actual_seq_lengths_query, tnd, d.q_rows,
-                  tnd ? "the query's T1" : "the query's S1");
+    check_lengths(*a.actual_seq_lengths_query, kQ, a.layout_query == Layout::kTND, d.q_rows, a.layout_query);
   }
   if (a.actual_seq_lengths_key) {
-    switch (a.layout_key) {
-      case Layout::kPA_BSND:
-        check_lengths("actual_seq_lengths_key", *a.actual_seq_lengths_key, false, d.max_blocks * d.block_size,
-                      "what the block table holds: max_blocks * block_size");
-        break;
-      case Layout::kBSND:
-        check_lengths("actual_seq_lengths_key", *a.actual_seq_lengths_key, false, d.key_rows, "the key's S2");
-        break;
-      case Layout::kTND:
-        check_lengths("actual_seq_lengths_key", *a.actual_seq_lengths_key, true, d.key_rows, "the key's T2");
-        break;
-    }
+    const int64_t limit = a.layout_key == Layout::kPA_BSND ? d.max_blocks * d.block_size : d.key_rows;
+    check_lengths(*a.actual_seq_lengths_key, kK, a.layout_key == Layout::kTND, limit, a.layout_key);
   }
   if (a.layout_key == Layout::kPA_BSND) {
     for (int64_t b = 0; b < d.batch; ++b) {
@@ -283,14 +278,42 @@ void check_data(const Args& a, const Dims& d) {
       const int64_t used = (len + d.block_size - 1) / d.block_size;
       for (int64_t i = 0; i < used; ++i) {
         const int64_t id = read_index(*a.block_table, b * d.max_blocks + i);
-        if (id < 0 || id >= d.num_blocks) {
-          fail(AOP_INDEX_ERROR, "block_table[" + s(b) + "][" + s(i) + "] = " + s(id) +
-                                    " is out of range: key has " + s(d.num_blocks) + " blocks (batch " + s(b) +
-                                    " uses " + s(used) + " blocks for " + s(len) + " keys)");
-        }
+        if (id < 0 || id >= d.num_blocks) fail_record(kLiBlockIdOutOfRange, b, id, i, d.num_blocks, len, d.block_size);
       }
     }
   }
+}
+
+aop::Error kernel_error(const int64_t record[kLiCheckWords]) {
+  const int64_t code = record[0], b = record[1], v = record[2], aux = record[3];
+  const auto message = [](const std::string& what) { return std::string(kOp) + ": " + what; };
+  if (code >= kLiLenQNegative && code <= kLiLenKBeyond) {
+    const bool query = code <= kLiLenQBeyond;
+    const auto layout = static_cast<Layout>(record[4]);
+    const std::string at = std::string(query ? "actual_seq_lengths_query" : "actual_seq_lengths_key") + "[" + s(b) +
+                           "] = " + s(v);
+    switch ((code - kLiLenQNegative) % 3) {
+      case 0: return aop::Error(AOP_VALUE_ERROR, message(at + " is negative"));
+      case 1:
+        return aop::Error(AOP_VALUE_ERROR,
+                          message(at + " is below the previous end " + s(aux) + ": cumulative ends never decrease"));
+      default: {
+        const char* what = query ? (layout == Layout::kTND ? "the query's T1" : "the query's S1")
+                           : layout == Layout::kPA_BSND ? "what the block table holds: max_blocks * block_size"
+                           : layout == Layout::kTND     ? "the key's T2"
+                                                        : "the key's S2";
+        return aop::Error(AOP_VALUE_ERROR, message(at + " is beyond " + what + " (" + s(aux) + ")"));
+      }
+    }
+  }
+  if (code == kLiBlockIdOutOfRange) {
+    const int64_t num_blocks = record[4], len = record[5], block_size = record[6];
+    const int64_t used = block_size > 0 ? (len + block_size - 1) / block_size : 0;
+    return aop::Error(AOP_INDEX_ERROR, message("block_table[" + s(b) + "][" + s(aux) + "] = " + s(v) +
+                                               " is out of range: key has " + s(num_blocks) + " blocks (batch " +
+                                               s(b) + " uses " + s(used) + " blocks for " + s(len) + " keys)"));
+  }
+  return aop::Error(AOP_RUNTIME_ERROR, message("internal: unknown kernel error code " + s(code)));
 }
 
 void check_npu_limits(const Args& a, const Dims& d) {

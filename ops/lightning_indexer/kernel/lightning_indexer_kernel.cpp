@@ -8,10 +8,14 @@
 // item's rows, weight and sum the heads, mask, sort and merge each block into their rows'
 // running top-k (kernel/lightning_indexer_vector.h); the hand-offs are cross-core flags with two
 // credits (kernel/lightning_indexer_handshake.h). Split items' partial lists are merged by the
-// AIVs after a SyncAll of the AIVs. Compiles with CANN's compiler on NPU (each core type's
+// AIVs after a SyncAll of the AIVs. All or nothing: before any of this, the AIVs check the lengths
+// and block ids and every core (AIC and AIV) waits for the verdict behind a SyncAll<false>
+// (kernel/lightning_indexer_check.h); on an error no core reads a key or writes an output, and
+// AIV 0 records the first error in the error record. Compiles with CANN's compiler on NPU (each core type's
 // build drops the other side behind ASCEND_IS_AIC / ASCEND_IS_AIV) and with g++ against the
 // emulator.
 #include "kernel_operator.h"
+#include "kernel/lightning_indexer_check.h"
 #include "kernel/lightning_indexer_cube.h"
 #include "kernel/lightning_indexer_tiling.h"
 #include "kernel/lightning_indexer_vector.h"
@@ -21,7 +25,12 @@ namespace {
 template <typename T, typename W>
 __aicore__ inline void Run(GM_ADDR query, GM_ADDR key, GM_ADDR weights, GM_ADDR lengths_q, GM_ADDR lengths_k,
                            GM_ADDR block_table, GM_ADDR sparse_indices, GM_ADDR sparse_values, GM_ADDR workspace,
-                           const LightningIndexerTiling& tiling) {
+                           GM_ADDR error_record, const LightningIndexerTiling& tiling) {
+  {
+    lightning_indexer::DataCheck check;
+    if (!check.Run(lengths_q, lengths_k, block_table, workspace, error_record, tiling)) return;
+  }
+  workspace += 2 * tiling.block_dim * lightning_indexer::check::kWords * sizeof(int64_t);  // past the check slots
   if ASCEND_IS_AIC {
     lightning_indexer::Cube<T> cube;
     cube.Init(query, key, lengths_q, lengths_k, block_table, workspace, tiling);
@@ -41,29 +50,31 @@ __aicore__ inline void Run(GM_ADDR query, GM_ADDR key, GM_ADDR weights, GM_ADDR 
 // weights:        [B, S1, N1] | [T1, N1]                            query's dtype or float32
 // lengths_q/k:    [B] int32 / int64 (may be absent: nullptr)        block_table: [B, max_blocks]
 // sparse_indices: [B, S1, 1, K] | [T1, 1, K] int32                  sparse_values: same, float32 (or nullptr)
-// workspace:      [block_dim, 2, m_pad * block_pad] float32 (2 slots per AIC)   tiling: LightningIndexerTiling
+// workspace:      [2 * block_dim] 64-byte check slots, then [block_dim, 2, m_pad * block_pad] float32 (2 score
+//                 slots per AIC) and the partial lists (any content)         tiling: LightningIndexerTiling
+// error_record:   64 bytes, 8 int64 (kernel/lightning_indexer_tiling.h), written only on an error
 extern "C" __global__ __aicore__ void lightning_indexer_kernel(GM_ADDR query, GM_ADDR key, GM_ADDR weights,
                                                                GM_ADDR lengths_q, GM_ADDR lengths_k,
                                                                GM_ADDR block_table, GM_ADDR sparse_indices,
                                                                GM_ADDR sparse_values, GM_ADDR workspace,
-                                                               GM_ADDR tiling_gm) {
+                                                               GM_ADDR error_record, GM_ADDR tiling_gm) {
   KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
   const LightningIndexerTiling tiling = lightning_indexer::LoadTiling(tiling_gm);
   if (tiling.dtype == 1) {
     if (tiling.weights_float) {
       Run<bfloat16_t, float>(query, key, weights, lengths_q, lengths_k, block_table, sparse_indices, sparse_values,
-                             workspace, tiling);
+                             workspace, error_record, tiling);
     } else {
       Run<bfloat16_t, bfloat16_t>(query, key, weights, lengths_q, lengths_k, block_table, sparse_indices,
-                                  sparse_values, workspace, tiling);
+                                  sparse_values, workspace, error_record, tiling);
     }
   } else {
     if (tiling.weights_float) {
       Run<half, float>(query, key, weights, lengths_q, lengths_k, block_table, sparse_indices, sparse_values,
-                       workspace, tiling);
+                       workspace, error_record, tiling);
     } else {
       Run<half, half>(query, key, weights, lengths_q, lengths_k, block_table, sparse_indices, sparse_values,
-                      workspace, tiling);
+                      workspace, error_record, tiling);
     }
   }
 }
@@ -78,8 +89,9 @@ extern "C" __global__ __aicore__ void lightning_indexer_kernel(GM_ADDR query, GM
 extern "C" void lightning_indexer_launch(uint32_t block_dim, void* stream, uint8_t* query, uint8_t* key,
                                          uint8_t* weights, uint8_t* lengths_q, uint8_t* lengths_k,
                                          uint8_t* block_table, uint8_t* sparse_indices, uint8_t* sparse_values,
-                                         uint8_t* workspace, uint8_t* tiling) {
+                                         uint8_t* workspace, uint8_t* error_record, uint8_t* tiling) {
   lightning_indexer_kernel<<<block_dim, nullptr, stream>>>(query, key, weights, lengths_q, lengths_k, block_table,
-                                                           sparse_indices, sparse_values, workspace, tiling);
+                                                           sparse_indices, sparse_values, workspace, error_record,
+                                                           tiling);
 }
 #endif  // ASCENDC_CPU_DEBUG

@@ -8,4 +8,4 @@
 extern "C" void lightning_indexer_launch(uint32_t block_dim, void* stream, uint8_t* query, uint8_t* key,
                                          uint8_t* weights, uint8_t* lengths_q, uint8_t* lengths_k,
                                          uint8_t* block_table, uint8_t* sparse_indices, uint8_t* sparse_values,
-                                         uint8_t* workspace, uint8_t* tiling);
+                                         uint8_t* workspace, uint8_t* error_record, uint8_t* tiling);

@@ -46,3 +46,29 @@ struct LightningIndexerTiling {
                              // (after block_dim * workspace_per_aic), [units, rows_per_group, k_pad, 2]
   int64_t workspace_floats;  // float32 elements of the whole workspace
 };
+
+// The in-kernel data checks (all or nothing; shared by the kernel and host/validate.cpp). The
+// batches are split evenly over the launch's AIVs; each checks, for its batches, the query
+// lengths, then the key lengths, then the block ids the batch uses (the host's order), writes a
+// 64-byte check slot (8 int64 words, the layout of the error record) in the workspace's first
+// 2 * block_dim * 64 bytes, then SyncAll<false> (every AIC and AIV): no core reads keys through a
+// block id or writes an output if any slot holds an error. The first error is the one of the
+// earliest phase (query lengths, key lengths, block ids), then the lowest core (= lowest batch);
+// AIV 0 copies it into the error record if its word 0 is 0.
+// Words: [0] code, [1] index (batch b), [2] value, [3] aux, [4..7] context for the message.
+constexpr int32_t kLiCheckWords = 8;  // one slot / the record: 64 bytes, one data-cache line
+enum LightningIndexerError : int64_t {
+  kLiOk = 0,
+  // actual_seq_lengths_query[b] = [2]: negative / below the previous end [3] (cumulative ends) /
+  // beyond the limit [3]; [4] layout_query
+  kLiLenQNegative = 0x301,
+  kLiLenQBelowPrevious = 0x302,
+  kLiLenQBeyond = 0x303,
+  // actual_seq_lengths_key[b], the same; [4] layout_key
+  kLiLenKNegative = 0x304,
+  kLiLenKBelowPrevious = 0x305,
+  kLiLenKBeyond = 0x306,
+  // block_table[b][[3]] = [2] outside [0, num_blocks): [4] num_blocks, [5] the batch's key length,
+  // [6] block_size
+  kLiBlockIdOutOfRange = 0x307,
+};

@@ -17,6 +17,8 @@ struct KernelArgs {
   void* key_cache;
   void* value_cache;
   void* slot_mapping;
+  void* workspace;     // the per-core check slots (kernel_workspace_bytes)
+  void* error_record;  // 8 int64 words, zero when no error
   void* tiling;
 };
 

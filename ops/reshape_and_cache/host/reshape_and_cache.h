@@ -1,6 +1,10 @@
 // reshape_and_cache: the framework-neutral host entry every adapter calls.
 // Validation, tiling and the CPU kernel live here; adapters only translate tensors.
 #pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "ascend_ops/error.hpp"
 #include "ascend_ops/npu_context.hpp"
 #include "ascend_ops/platform.h"
 #include "ascend_ops/tensor.h"
@@ -43,6 +47,15 @@ int64_t cache_block_size(const Args& args);
 // token and the slot. Reads slot_mapping, so it needs host-readable memory. Call on validated
 // arguments.
 void check_slots(const Args& args);
+
+// The exception check_slots raises for the same input, from an error record the kernel wrote
+// (8 int64 words, kernel/reshape_and_cache_tiling.h: ReshapeAndCacheError). check_slots builds its
+// exception here too, so both messages are one. An unknown code gives a RuntimeError.
+aop::Error kernel_error(const int64_t record[kRacCheckWords]);
+
+// Bytes of the kernel's GM workspace: one 64-byte check slot per core (block_dim). Every core
+// writes its own slot before reading any: it needs no zeroing.
+size_t kernel_workspace_bytes(const ReshapeAndCacheTiling& tiling);
 
 // The launch tiling for `platform`, from common's tiling cache (keyed by shapes, dtypes,
 // strides, attributes and platform). Call on validated() arguments.

@@ -26,7 +26,8 @@ ReshapeAndCacheTiling compute(const Args& a, const aop_platform& platform) {
     t.value_token_stride = value.dim(0) > 1 ? value.stride(0) : t.value_row_elems;
   }
   t.block_size = cache_block_size(a);
-  t.num_slots = cache_num_blocks(a) * t.block_size;
+  t.num_blocks = cache_num_blocks(a);
+  t.num_slots = t.num_blocks * t.block_size;
   t.has_value = a.has_value ? 1 : 0;
   t.cache_mode = a.cache_mode;
   t.elem_bytes = static_cast<int32_t>(aop_dtype_size(a.key.dtype));
@@ -48,6 +49,10 @@ ReshapeAndCacheTiling compute(const Args& a, const aop_platform& platform) {
 }
 
 }  // namespace
+
+size_t kernel_workspace_bytes(const ReshapeAndCacheTiling& t) {
+  return static_cast<size_t>(t.block_dim) * kRacCheckWords * sizeof(int64_t);
+}
 
 ReshapeAndCacheTiling tiling(const Args& a, const aop_platform& platform) {
   KeyBuilder key("reshape_and_cache");

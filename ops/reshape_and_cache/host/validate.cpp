@@ -247,12 +247,22 @@ void check_slots(const Args& a) {
     const int64_t slot = wide ? static_cast<const int64_t*>(a.slot_mapping.data)[t]
                               : static_cast<const int32_t*>(a.slot_mapping.data)[t];
     if (slot >= num_slots) {
-      fail(AOP_INDEX_ERROR, "slot_mapping[" + std::to_string(t) + "] = " + std::to_string(slot) +
-                                " is out of range: the cache has " + std::to_string(num_slots) +
-                                " slots (num_blocks " + std::to_string(num_blocks) +
-                                " * block_size " + std::to_string(block_size) + ")");
+      const int64_t record[kRacCheckWords] = {kRacSlotOutOfRange, t, slot, 0, num_blocks, block_size, 0, 0};
+      throw kernel_error(record);
     }
   }
+}
+
+aop::Error kernel_error(const int64_t record[kRacCheckWords]) {
+  const std::string op(kOp);
+  if (record[0] == kRacSlotOutOfRange) {
+    const int64_t t = record[1], slot = record[2], num_blocks = record[4], block_size = record[5];
+    return aop::Error(AOP_INDEX_ERROR, op + ": slot_mapping[" + std::to_string(t) + "] = " + std::to_string(slot) +
+                                           " is out of range: the cache has " + std::to_string(num_blocks * block_size) +
+                                           " slots (num_blocks " + std::to_string(num_blocks) + " * block_size " +
+                                           std::to_string(block_size) + ")");
+  }
+  return aop::Error(AOP_RUNTIME_ERROR, op + ": internal: unknown kernel error code " + std::to_string(record[0]));
 }
 
 }  // namespace aop::reshape_and_cache

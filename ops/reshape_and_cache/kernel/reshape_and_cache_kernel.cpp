@@ -2,10 +2,14 @@
 // into the paged cache at its slot. Tokens are split evenly across the vector cores; each row
 // moves GM -> UB -> GM in bursts of up to chunk_elems, double-buffered, with DataCopyPad so rows
 // whose byte size is not a multiple of 32 need no padding in GM. Slots < 0 are skipped.
+// All or nothing: first every core checks its tokens' slots (< num_slots) and publishes its verdict
+// in its workspace slot (kernel/reshape_and_cache_check.h); after SyncAll, no core copies a row if
+// any core found a bad slot, and core 0 records the first one in the error record.
 // ND cache: the row lands contiguously at slot * row. NZ (FRACTAL_NZ) cache: the row's 32-byte
 // fractal rows land block_size * 32 bytes apart, written by one strided DataCopyPad per chunk.
 // Compiles with CANN's compiler on NPU and with g++ against the AscendC emulator.
 #include "kernel_operator.h"
+#include "kernel/reshape_and_cache_check.h"
 #include "kernel/reshape_and_cache_tiling.h"
 
 namespace {
@@ -53,6 +57,34 @@ class ReshapeAndCacheKernel {
     }
     slots_.SetGlobalBuffer((__gm__ S*)slot_mapping, tiling.num_tokens);
     pipe_.InitBuffer(queue_, BUFFER_NUM, tiling.chunk_elems * sizeof(T));
+  }
+
+  // The check phase: true when no core found a bad slot. Reads slot_mapping only.
+  __aicore__ inline bool Check(GM_ADDR workspace, GM_ADDR error_record) {
+    const int64_t core = AscendC::GetBlockIdx();
+    int64_t record[rac_check::kWords] = {kRacOk, 0, 0, 0, 0, 0, 0, 0};
+    for (int64_t t = token_begin_; t < token_end_; ++t) {
+      const int64_t slot = static_cast<int64_t>(slots_.GetValue(t));
+      if (slot >= tiling_.num_slots) {  // the first bad slot of this core's tokens
+        record[0] = kRacSlotOutOfRange;
+        record[1] = t;
+        record[2] = slot;
+        record[4] = tiling_.num_blocks;
+        record[5] = tiling_.block_size;
+        break;
+      }
+    }
+    rac_check::Publish(workspace, core, record);
+    // A hardware SyncAll of the AIVs: the kernel is MIX_AIV_1_0 (an AIV_ONLY launch has no
+    // cross-core scheduler, SyncAll.md / CrossCoreSetFlag(ISASI).md).
+    AscendC::SyncAll<true>();
+    for (int64_t c = 0; c < tiling_.block_dim; ++c) {
+      if (rac_check::SlotCode(workspace, c) != kRacOk) {  // the lowest core holds the lowest token
+        if (core == 0) rac_check::Record(error_record, workspace, c);
+        return false;
+      }
+    }
+    return true;
   }
 
   __aicore__ inline void Process() {
@@ -127,20 +159,21 @@ class ReshapeAndCacheKernel {
 
 template <typename T, typename S>
 __aicore__ inline void Run(GM_ADDR key, GM_ADDR value, GM_ADDR key_cache, GM_ADDR value_cache,
-                           GM_ADDR slot_mapping, const ReshapeAndCacheTiling& tiling) {
+                           GM_ADDR slot_mapping, GM_ADDR workspace, GM_ADDR error_record,
+                           const ReshapeAndCacheTiling& tiling) {
   ReshapeAndCacheKernel<T, S> op;
   op.Init(key, value, key_cache, value_cache, slot_mapping, tiling);
-  op.Process();
+  if (op.Check(workspace, error_record)) op.Process();
 }
 
 template <typename S>
 __aicore__ inline void RunForSlot(GM_ADDR key, GM_ADDR value, GM_ADDR key_cache,
-                                  GM_ADDR value_cache, GM_ADDR slot_mapping,
-                                  const ReshapeAndCacheTiling& tiling) {
+                                  GM_ADDR value_cache, GM_ADDR slot_mapping, GM_ADDR workspace,
+                                  GM_ADDR error_record, const ReshapeAndCacheTiling& tiling) {
   switch (tiling.elem_bytes) {
-    case 1: Run<int8_t, S>(key, value, key_cache, value_cache, slot_mapping, tiling); break;
-    case 2: Run<int16_t, S>(key, value, key_cache, value_cache, slot_mapping, tiling); break;
-    case 4: Run<int32_t, S>(key, value, key_cache, value_cache, slot_mapping, tiling); break;
+    case 1: Run<int8_t, S>(key, value, key_cache, value_cache, slot_mapping, workspace, error_record, tiling); break;
+    case 2: Run<int16_t, S>(key, value, key_cache, value_cache, slot_mapping, workspace, error_record, tiling); break;
+    case 4: Run<int32_t, S>(key, value, key_cache, value_cache, slot_mapping, workspace, error_record, tiling); break;
     default: break;  // unreachable: host tiling only produces 1, 2 or 4
   }
 }
@@ -152,17 +185,20 @@ __aicore__ inline void RunForSlot(GM_ADDR key, GM_ADDR value, GM_ADDR key_cache,
 // key_cache:    ND [num_blocks, block_size, H, Dk] / NZ [num_blocks, H*Dk/F, block_size, F]
 // value_cache:  the same with Dv
 // slot_mapping: [T'] int32 or int64                     tiling: ReshapeAndCacheTiling
+// workspace:    [block_dim] 64-byte check slots (any content)
+// error_record: 64 bytes, 8 int64 (kernel/reshape_and_cache_tiling.h), written only on an error
 extern "C" __global__ __aicore__ void reshape_and_cache_kernel(
     GM_ADDR key, GM_ADDR value, GM_ADDR key_cache, GM_ADDR value_cache, GM_ADDR slot_mapping,
-    GM_ADDR tiling_gm) {
-  // Vector cores only (DataCopyPad and scalar work, no cube API): launched on block_dim AIV
-  // cores, GetBlockIdx() in [0, block_dim).
-  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_AIV_ONLY);
+    GM_ADDR workspace, GM_ADDR error_record, GM_ADDR tiling_gm) {
+  // Vector cores only (DataCopyPad and scalar work, no cube API), launched as MIX_AIV_1_0 on
+  // block_dim AIV cores (GetBlockIdx() in [0, block_dim)): the check phase's hardware SyncAll
+  // needs the cross-core scheduler, which an AIV_ONLY launch does not start.
+  KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
   const ReshapeAndCacheTiling tiling = LoadTiling<ReshapeAndCacheTiling>(tiling_gm);
   if (tiling.slot_bytes == 8) {
-    RunForSlot<int64_t>(key, value, key_cache, value_cache, slot_mapping, tiling);
+    RunForSlot<int64_t>(key, value, key_cache, value_cache, slot_mapping, workspace, error_record, tiling);
   } else {
-    RunForSlot<int32_t>(key, value, key_cache, value_cache, slot_mapping, tiling);
+    RunForSlot<int32_t>(key, value, key_cache, value_cache, slot_mapping, workspace, error_record, tiling);
   }
 }
 
@@ -175,8 +211,8 @@ extern "C" __global__ __aicore__ void reshape_and_cache_kernel(
 
 extern "C" void reshape_and_cache_launch(uint32_t block_dim, void* stream, uint8_t* key, uint8_t* value,
                                          uint8_t* key_cache, uint8_t* value_cache, uint8_t* slot_mapping,
-                                         uint8_t* tiling) {
+                                         uint8_t* workspace, uint8_t* error_record, uint8_t* tiling) {
   reshape_and_cache_kernel<<<block_dim, nullptr, stream>>>(key, value, key_cache, value_cache, slot_mapping,
-                                                           tiling);
+                                                           workspace, error_record, tiling);
 }
 #endif  // ASCENDC_CPU_DEBUG

@@ -7,4 +7,4 @@
 
 extern "C" void reshape_and_cache_launch(uint32_t block_dim, void* stream, uint8_t* key, uint8_t* value,
                                          uint8_t* key_cache, uint8_t* value_cache, uint8_t* slot_mapping,
-                                         uint8_t* tiling);
+                                         uint8_t* workspace, uint8_t* error_record, uint8_t* tiling);

@@ -19,4 +19,17 @@ struct ReshapeAndCacheTiling {
   int64_t block_size;        // slots per cache block
   int32_t has_value;         // 0: key-only (value / value_cache absent, never touched)
   int32_t cache_mode;        // 0: ND [num_blocks, block_size, H, D]; 1: NZ [num_blocks, H*D/F, block_size, F]
+  int64_t num_blocks;        // for the check's error record (num_slots / block_size, also when block_size is 0)
+};
+
+// The in-kernel data checks (all or nothing; shared by the kernel and host/validate.cpp). Every
+// core checks its tokens, writes a 64-byte check slot in the workspace (8 int64 words, the layout
+// of the error record), SyncAll, and no core writes a cache if any slot holds an error; AIV 0
+// copies the first one (lowest core = lowest token) into the error record if its word 0 is 0.
+// Words: [0] code, [1] index, [2] value, [3] aux, [4..7] context for the message.
+constexpr int32_t kRacCheckWords = 8;  // one slot / the record: 64 bytes, one data-cache line
+enum ReshapeAndCacheError : int64_t {
+  kRacOk = 0,
+  // slot_mapping[t] >= num_slots: [1] t, [2] slot, [4] num_blocks, [5] block_size
+  kRacSlotOutOfRange = 0x101,
 };

@@ -44,15 +44,18 @@ def test_emulator_presets_and_token_counts(soc, tokens, head_size):
 
 
 def test_emulator_traffic_is_the_minimum():
-    """GM bytes read and written: every written row once each way, plus one slot read per token."""
+    """GM bytes read and written: every written row once each way, plus one slot read per token;
+    plus the check phase: one more slot read per token, each core's 64-byte check slot written
+    and every slot's code word read by every core."""
     shape = Shape(200, 180, 4, 128, 96, 20, 16, padding=20)
     key, value, key_cache, value_cache, slots = make(shape, "bfloat16", np.int64)
     report = run("emu", key, value, key_cache, value_cache, slots, "bfloat16", order="in_order")
     written = int((slots >= 0).sum())
     row_bytes = 4 * (128 + 96) * 2
     totals = report["totals"]
-    assert totals["gm_write_bytes"] == written * row_bytes
-    assert totals["gm_read_bytes"] == written * row_bytes + len(slots) * 8
+    cores = report["block_dim"]
+    assert totals["gm_write_bytes"] == written * row_bytes + cores * 64
+    assert totals["gm_read_bytes"] == written * row_bytes + 2 * len(slots) * 8 + cores * cores * 8
     # One DMA per row and direction: rows fit one UB burst.
     assert totals["gm_to_local"]["transfers"] == 2 * written
     assert totals["local_to_gm"]["transfers"] == 2 * written

@@ -81,7 +81,7 @@ int64_t TaskRatio();
 bool CoreIsAic();
 bool CoreIsAiv();
 void DeclareKernelType(int kernel_meta_type, SrcLoc loc);  // KERNEL_TASK_TYPE_DEFAULT
-void SyncAllBlocks(SrcLoc loc, bool aiv_only = true);
+void SyncAllBlocks(SrcLoc loc, bool aiv_only = true, bool hardware = true);
 void FlagSet(int event, int id, SrcLoc loc);
 void FlagWait(int event, int id, SrcLoc loc);
 void Barrier(int pipe, SrcLoc loc);  // PipeBarrier<pipe_t>

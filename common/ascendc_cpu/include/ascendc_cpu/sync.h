@@ -32,17 +32,20 @@ void WaitFlag(event_t id, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here())
 }
 
 // Hardware barrier across the cores of the launch (PipeBarrier<PIPE_ALL> first, as documented):
-// isAIVOnly = true syncs every AIV (an AIC calling it is a core-type error), false every core.
+// isAIVOnly = true syncs every AIV (an AIC calling it is a core-type error), false every core. It
+// goes through the cross-core scheduler (flag ids 11..14), which AIV_ONLY / AIC_ONLY launches do
+// not start: there it is a kernel-type error (SyncAll.md: a vector kernel is __mix__(0, 1), i.e.
+// KERNEL_TYPE_MIX_AIV_1_0); isAIVOnly = false without both core types waits forever (hang).
 template <bool isAIVOnly = true>
 void SyncAll(ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
-  ascendc_cpu::detail::SyncAllBlocks(loc, isAIVOnly);
+  ascendc_cpu::detail::SyncAllBlocks(loc, isAIVOnly, true);
 }
-// Software barrier through a GM workspace: the emulator synchronises directly and leaves the
-// workspaces untouched.
+// Software barrier through a GM workspace (any kernel type): the emulator synchronises directly
+// and leaves the workspaces untouched (the real one needs them zeroed: not modelled).
 template <bool isAIVOnly = true>
 void SyncAll(const GlobalTensor<int32_t>&, const LocalTensor<int32_t>&, int32_t = 0,
              ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
-  ascendc_cpu::detail::SyncAllBlocks(loc, isAIVOnly);
+  ascendc_cpu::detail::SyncAllBlocks(loc, isAIVOnly, false);
 }
 
 // Cross-core flags (CrossCoreSetFlag(ISASI).md, Atlas A2: modes 0, 1, 2; flagId 0..15; pipe not

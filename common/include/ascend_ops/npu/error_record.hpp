@@ -3,8 +3,9 @@
 //
 // Each op module keeps, per device it ran on, 64 bytes of pinned host memory mapped for the
 // device (aclrtMallocHost + aclrtHostRegister(..., ACL_HOST_REGISTER_MAPPED, &device_ptr)),
-// zero at start. The kernel writes it (int64 words: [0] code, 0 = no error; [1] index,
-// [2] value, [3] aux) only if word 0 is 0, after checking everything and writing nothing. The
+// zero at start. The kernel writes it (8 int64 words: [0] code, 0 = no error; [1] index,
+// [2] value, [3] aux, [4..7] context the message needs) only if word 0 is 0, after checking
+// everything and writing nothing. The
 // host reads it without copying or synchronising: a nonzero code becomes the op's exception
 // (its kernel_error(record), the same class and message as the synchronous check), posted as
 // the pending asynchronous error, and the record is cleared.
@@ -26,7 +27,8 @@ AOP_NAMESPACE_BEGIN
 namespace npu {
 
 constexpr size_t kErrorRecordBytes = 64;
-using KernelErrorFn = Error (*)(const int64_t record[4]);
+constexpr int kErrorRecordWords = 8;
+using KernelErrorFn = Error (*)(const int64_t record[kErrorRecordWords]);
 
 class ErrorRecords {
  public:
@@ -56,13 +58,14 @@ class ErrorRecords {
       if (synchronize) synchronize_device(device);
       volatile int64_t* words = static_cast<volatile int64_t*>(r.host);
       if (words[0] == 0) continue;
-      const int64_t record[4] = {words[0], words[1], words[2], words[3]};
+      int64_t record[kErrorRecordWords];
+      for (int i = 0; i < kErrorRecordWords; ++i) record[i] = words[i];
       try {
         post_async_error(decode_(record));
       } catch (...) {
         aop_async_error_post(AOP_RUNTIME_ERROR, "an NPU kernel reported an error that could not be decoded");
       }
-      for (int i = 0; i < 8; ++i) words[i] = 0;
+      for (int i = 0; i < kErrorRecordWords; ++i) words[i] = 0;
     }
   }
 

@@ -1,0 +1,148 @@
+// The GM side of the all-or-nothing check phase: this core's 64-byte check slot in the workspace,
+// the verdict over every core's slot after SyncAll, and the copy of the first error into the error
+// record. A copy of this file is in each op's kernel/ (ascendc-api-check compiles an op with
+// -I<opdir> only, so a header in common/ would be invisible to it).
+#pragma once
+#include "kernel_operator.h"
+
+namespace lightning_indexer::check {
+
+constexpr int32_t kWords = 8;  // a slot and the record: 8 int64, one 64-byte data-cache line
+
+// GlobalTensor::SetValue writes the core's data cache, which other cores and the host see only
+// after a flush (GlobalTensor/SetValue.md); and a core may hold a line cached by an earlier launch,
+// so reads of another core's slot or of the record invalidate the line first.
+__aicore__ inline void FlushLine(const AscendC::GlobalTensor<int64_t>& line) {
+  AscendC::DataCacheCleanAndInvalid<int64_t, AscendC::CacheLine::SINGLE_CACHE_LINE,
+                                    AscendC::DcciDst::CACHELINE_OUT>(line);
+}
+
+__aicore__ inline AscendC::GlobalTensor<int64_t> Words(GM_ADDR base, int64_t index) {
+  AscendC::GlobalTensor<int64_t> words;
+  words.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(base) + index * kWords, kWords);
+  return words;
+}
+
+// Writes this core's verdict (word 0 = 0: clean) into its slot and flushes it.
+__aicore__ inline void Publish(GM_ADDR workspace, int64_t core, const int64_t* record) {
+  AscendC::GlobalTensor<int64_t> slot = Words(workspace, core);
+  for (int32_t i = 0; i < kWords; ++i) slot.SetValue(i, record[i]);
+  FlushLine(slot);
+}
+
+// Word 0 of core c's slot (after SyncAll).
+__aicore__ inline int64_t SlotCode(GM_ADDR workspace, int64_t core) {
+  AscendC::GlobalTensor<int64_t> slot = Words(workspace, core);
+  FlushLine(slot);
+  return slot.GetValue(0);
+}
+
+// Copies core c's slot into the error record unless the record already holds an error (the first
+// error wins until the host has reported and cleared it). One core calls this.
+__aicore__ inline void Record(GM_ADDR error_record, GM_ADDR workspace, int64_t core) {
+  AscendC::GlobalTensor<int64_t> record = Words(error_record, 0);
+  AscendC::GlobalTensor<int64_t> slot = Words(workspace, core);
+  FlushLine(record);
+  if (record.GetValue(0) != 0) return;
+  for (int32_t i = 0; i < kWords; ++i) record.SetValue(i, slot.GetValue(i));
+  FlushLine(record);
+}
+
+}  // namespace lightning_indexer::check
+
+#include "kernel/lightning_indexer_work.h"
+
+namespace lightning_indexer {
+
+// The check phase of lightning_indexer (the host's check_data, in its order): the batches are split
+// evenly over the launch's 2 * block_dim AIVs; each AIV checks its batches' query lengths, then
+// their key lengths, then the block ids they use, and publishes its first error (or none). Then
+// SyncAll<false> (every AIC and AIV): every core reads every slot, so the AICs too learn the
+// verdict before they read a key through a block id.
+class DataCheck {
+ public:
+  // True when no AIV found an error; AIV 0 records the first one.
+  __aicore__ inline bool Run(GM_ADDR lengths_q, GM_ADDR lengths_k, GM_ADDR block_table, GM_ADDR workspace,
+                             GM_ADDR error_record, const LightningIndexerTiling& t) {
+    const int64_t checkers = 2 * static_cast<int64_t>(t.block_dim);  // MIX 1:2
+    if ASCEND_IS_AIV {
+      const int64_t me = AscendC::GetBlockIdx();
+      const int64_t per = t.batch / checkers, extra = t.batch % checkers;
+      const int64_t b0 = me * per + Min(me, extra);
+      const int64_t b1 = b0 + per + (me < extra ? 1 : 0);
+      int64_t record[check::kWords] = {kLiOk, 0, 0, 0, 0, 0, 0, 0};
+      lengths_q_.Init(lengths_q, t.lengths_q);
+      lengths_k_.Init(lengths_k, t.lengths_k);
+      table_.Init(block_table, t.table_bytes);
+      if (lengths_q_.Present()) {
+        Lengths(lengths_q_, b0, b1, t.layout_query == 1, t.q_rows, t.layout_query, kLiLenQNegative, record);
+      }
+      if (record[0] == kLiOk && lengths_k_.Present()) {
+        const int64_t limit = t.layout_key == 2 ? t.max_blocks * t.block_size : t.key_rows;
+        Lengths(lengths_k_, b0, b1, t.layout_key == 1, limit, t.layout_key, kLiLenKNegative, record);
+      }
+      if (record[0] == kLiOk && t.layout_key == 2) BlockIds(t, b0, b1, record);
+      check::Publish(workspace, me, record);
+    }
+    AscendC::SyncAll<false>();
+    int64_t first = -1, first_phase = 0;
+    for (int64_t c = 0; c < checkers; ++c) {  // the earliest phase, then the lowest core (= batch)
+      const int64_t code = check::SlotCode(workspace, c);
+      if (code == kLiOk) continue;
+      const int64_t phase = (code - kLiLenQNegative) / 3;
+      if (first < 0 || phase < first_phase) {
+        first = c;
+        first_phase = phase;
+      }
+    }
+    if (first < 0) return true;
+    if ASCEND_IS_AIV {
+      if (AscendC::GetBlockIdx() == 0) check::Record(error_record, workspace, first);
+    }
+    return false;
+  }
+
+ private:
+  // codes: negative, below the previous end (code + 1), beyond the limit (code + 2).
+  __aicore__ inline void Lengths(const IndexTensor& lengths, int64_t b0, int64_t b1, bool cumulative, int64_t limit,
+                                 int64_t layout, int64_t code, int64_t* record) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t v = lengths.Get(b);
+      const int64_t previous = b > 0 ? lengths.Get(b - 1) : 0;
+      if (v < 0) return Fail(record, code, b, v, 0, layout);
+      if (cumulative && v < previous) return Fail(record, code + 1, b, v, previous, layout);
+      if (v > limit) return Fail(record, code + 2, b, v, limit, layout);
+    }
+  }
+
+  // PA_BSND: the ids of the blocks batch b's keys use lie in [0, num_blocks). A key length out of
+  // range is an earlier phase's error: the table is then read only within its row.
+  __aicore__ inline void BlockIds(const LightningIndexerTiling& t, int64_t b0, int64_t b1, int64_t* record) {
+    const int64_t num_blocks = t.key_rows / t.block_size;
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t len = lengths_k_.Get(b);
+      const int64_t used = Min(Max((len + t.block_size - 1) / t.block_size, 0), t.max_blocks);
+      for (int64_t i = 0; i < used; ++i) {
+        const int64_t id = table_.Get(b * t.max_blocks + i);
+        if (id < 0 || id >= num_blocks) {
+          Fail(record, kLiBlockIdOutOfRange, b, id, i, num_blocks);
+          record[5] = len;
+          record[6] = t.block_size;
+          return;
+        }
+      }
+    }
+  }
+
+  __aicore__ inline void Fail(int64_t* record, int64_t code, int64_t b, int64_t value, int64_t aux, int64_t c4) {
+    record[0] = code;
+    record[1] = b;
+    record[2] = value;
+    record[3] = aux;
+    record[4] = c4;
+  }
+
+  IndexTensor lengths_q_, lengths_k_, table_;
+};
+
+}  // namespace lightning_indexer
