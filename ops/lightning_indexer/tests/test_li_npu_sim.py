@@ -68,3 +68,22 @@ def test_steady_state_call_makes_no_sync_copy_or_allocation(stream):
             per_3.allocations, per_3.pageable_refused) == (0, 0, 0, 0, 0, 0)
     stream.synchronize()
     assert_topk(out[0].numpy(), out[1].numpy(), reference_rows(args, dtype, mode), shape.k)
+
+
+def test_bad_block_id_raises_at_check_errors_with_the_outputs_unchanged(stream):
+    from ascend_ops.common import check_errors
+
+    shape, lq, lk, dtype, mode = CASES[0]
+    args, dev, out, kind = prepare(*CASES[0])
+    table = args["block_table"].copy()
+    table[1, 0] = 10**6  # a block id beyond the key's blocks
+    with pytest.raises(IndexError) as sync_error:  # the synchronous check's exception
+        core.run_cpu(**{**args, "block_table": table}, sparse_mode=mode, return_value=True, dtype=kind)
+    dev["block_table"] = sim.to_device(table)
+    out[0].copy_from(np.full(out[0].shape, 7, np.int32))  # outputs with known bytes
+    out[1].copy_from(np.full(out[1].shape, 0.5, np.float32))
+    call(args, dev, out, kind, mode, stream)  # queued: nothing raised
+    with pytest.raises(IndexError) as raised:
+        check_errors()
+    assert str(raised.value) == str(sync_error.value)
+    assert (out[0].numpy() == 7).all() and (out[1].numpy() == 0.5).all()

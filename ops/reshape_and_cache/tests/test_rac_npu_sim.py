@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from ascend_ops.common import ascend_sim as sim
+from ascend_ops.common import check_errors
 from ascend_ops.reshape_and_cache import _core, reference
 
 from rac_cases import DTYPES, SHAPES, SLOT_DTYPES, make
@@ -66,3 +67,51 @@ def test_first_call_of_a_configuration_copies_its_tiling_once(stream):
     assert first.synchronizations == 0 and first.d2h_copies == 0
     assert first.h2d_copies <= 1  # 0 when an earlier test already ran this configuration
     stream.synchronize()
+
+
+def bad_slot_case():
+    """A case whose slot_mapping holds a slot beyond the cache, and the exception the
+    synchronous check (the cpu backend) raises for it."""
+    from ascend_ops.reshape_and_cache import reshape_and_cache
+
+    host = make(SHAPES[2], "float16", np.int32, seed=5)
+    host[4][3] = SHAPES[2].num_blocks * SHAPES[2].block_size + 5
+    with pytest.raises(IndexError) as sync_error:
+        reshape_and_cache(*(a.copy() for a in host), backend="cpu")
+    return host, str(sync_error.value)
+
+
+def test_bad_slot_raises_at_check_errors_with_the_caches_unchanged(stream):
+    host, message = bad_slot_case()
+    dev = on_device(*host)
+    call(dev, stream, "float16")  # queued: nothing raised, nothing synchronised
+    with pytest.raises(IndexError) as raised:
+        check_errors()  # synchronises the streams the op used, then raises the kernel's error
+    assert str(raised.value) == message
+    np.testing.assert_array_equal(dev[2].numpy(), host[2])
+    np.testing.assert_array_equal(dev[3].numpy(), host[3])
+    check_errors()  # raised once: the record was cleared
+
+
+def test_bad_slot_raises_at_the_next_call(stream):
+    host, message = bad_slot_case()
+    dev = on_device(*host)
+    call(dev, stream, "float16")
+    stream.synchronize()  # the kernel has run and recorded the error: the next call raises it
+    good = on_device(*make(SHAPES[2], "float16", np.int32, seed=6))
+    with pytest.raises(IndexError) as raised:
+        call(good, stream, "float16")
+    assert str(raised.value) == message
+    check_errors()
+
+
+def test_sync_checks_switch_raises_in_the_call(stream, monkeypatch):
+    host, message = bad_slot_case()
+    dev = on_device(*host)
+    monkeypatch.setenv("ASCEND_OPS_NPU_SYNC_CHECKS", "1")
+    before = sim.counters()
+    with pytest.raises(IndexError) as raised:
+        call(dev, stream, "float16")
+    assert str(raised.value) == message
+    assert (sim.counters() - before).synchronizations == 1
+    np.testing.assert_array_equal(dev[2].numpy(), host[2])
