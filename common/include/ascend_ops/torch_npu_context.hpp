@@ -26,9 +26,22 @@
 AOP_NAMESPACE_BEGIN
 namespace torch_adapter {
 
+// An async-error poller (async_error.h) that, when check_errors() synchronises, first drains
+// torch_npu's task queue for the current device (NPUStream::stream() empties it), so a call still
+// queued there has launched before the error records' poller waits for the device. Registered
+// before any op's records (torch_npu_context runs before run_npu), so it runs first.
+inline void drain_torch_npu_queue(int synchronize, void* /*ctx*/) noexcept {
+  if (synchronize == 0) return;
+  try {
+    (void)c10_npu::getCurrentNPUStream().stream();
+  } catch (...) {  // no NPU: nothing was queued
+  }
+}
+
 // `op` names the OpCommand (torch_npu's profiler shows it). The workspace tensors live in the
 // returned context's closures until the queued handler has run.
 inline NpuContext torch_npu_context(const c10::Device& device, const char* op) {
+  aop_async_error_add_poller(&drain_torch_npu_queue, nullptr);  // idempotent
   auto held = std::make_shared<std::vector<at::Tensor>>();
   NpuContext ctx;
   ctx.device = device.index();

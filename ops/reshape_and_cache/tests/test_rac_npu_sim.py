@@ -115,3 +115,36 @@ def test_sync_checks_switch_raises_in_the_call(stream, monkeypatch):
     assert str(raised.value) == message
     assert (sim.counters() - before).synchronizations == 1
     np.testing.assert_array_equal(dev[2].numpy(), host[2])
+
+
+def test_through_a_task_queue_like_torch_npu(stream):
+    """queued=True: the device work goes through a stand-in of torch_npu's task queue (what
+    torch_npu_context.hpp's OpCommand handler does): the call returns before anything is on the
+    stream, makes no synchronisation, copy or allocation, and the result is golden once drained."""
+    host = make(SHAPES[3], "bfloat16", np.int64, seed=11)
+    want_key, want_value = reference.reshape_and_cache(*host)
+    dev = on_device(*host)
+    key, value, key_cache, value_cache, slots = dev
+    run = lambda: _core.run_npu_sim(key.array, value.array, key_cache.array, value_cache.array,  # noqa: E731
+                                    slots.array, stream=stream.handle, queued=True, dtype="bfloat16")
+    run()  # first call of the configuration
+    _core.drain_npu_sim_queue()
+    stream.synchronize()
+    before = sim.counters()
+    run()
+    per_call = sim.counters() - before
+    assert (per_call.synchronizations, per_call.h2d_copies, per_call.allocations) == (0, 0, 0)
+    _core.drain_npu_sim_queue()
+    stream.synchronize()
+    np.testing.assert_array_equal(key_cache.numpy().view(np.uint8), want_key.view(np.uint8))
+    np.testing.assert_array_equal(value_cache.numpy().view(np.uint8), want_value.view(np.uint8))
+
+
+def test_check_errors_drains_the_task_queue_first(stream):
+    host, message = bad_slot_case()
+    dev = on_device(*host)
+    _core.run_npu_sim(*(d.array for d in dev), stream=stream.handle, queued=True)
+    with pytest.raises(IndexError) as raised:
+        check_errors()  # drains the queue (its poller), synchronises, raises
+    assert str(raised.value) == message
+    np.testing.assert_array_equal(dev[2].numpy(), host[2])
