@@ -76,7 +76,6 @@ def test_key_only_nz_bad_slot():
     key, _, _, _, slots = make(Shape(9, 9, 2, 16, 16, 4, 4), "float16", np.int64, seed=2)
     key_cache = np.zeros((4, 2, 4, 16), np.float16)
     slots[5] = 16
-    expected = None
     with pytest.raises(IndexError) as info:
         core.run_cpu(key, None, key_cache, None, slots, cache_mode=1)
     expected = str(info.value)
