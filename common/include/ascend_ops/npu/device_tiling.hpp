@@ -7,6 +7,10 @@
 // evicted its entry, and nothing here may synchronise to find out. A 64 KiB slab holds hundreds
 // of tilings (each rounded up to 64 bytes), so allocations are rare and bounded by the number of
 // configurations seen.
+//
+// Known gap: the copy is queued on the stream of the call that missed; a call on another stream
+// that hits the entry before that copy ran could read the slot early (no event orders them).
+// Warm each configuration up on the stream that uses it (graph capture needs that anyway).
 #pragma once
 #include <cstddef>
 #include <cstring>
