@@ -17,6 +17,9 @@ namespace aop::lightning_indexer {
 
 void bind_npu_sim(py::module_& m) {
   m.attr("HAS_NPU_SIM") = true;
+  // The stand-in queue's drain poller must run before this op's error-record poller (pollers run
+  // in registration order; the records register on the first call): register it now.
+  ascend_sim::task_queue();
   m.def(
       "drain_npu_sim_queue",
       [] {
