@@ -29,7 +29,8 @@ namespace torch_adapter {
 // An async-error poller (async_error.h) that, when check_errors() synchronises, first drains
 // torch_npu's task queue for the current device (NPUStream::stream() empties it), so a call still
 // queued there has launched before the error records' poller waits for the device. Registered
-// before any op's records (torch_npu_context runs before run_npu), so it runs first.
+// before any op's records (when the adapter module loads, and again, idempotently, by
+// torch_npu_context, which runs before run_npu), so it runs first.
 inline void drain_torch_npu_queue(int synchronize, void* /*ctx*/) noexcept {
   if (synchronize == 0) return;
   try {
@@ -37,6 +38,8 @@ inline void drain_torch_npu_queue(int synchronize, void* /*ctx*/) noexcept {
   } catch (...) {  // no NPU: nothing was queued
   }
 }
+inline const bool kTorchNpuQueuePollerRegistered =
+    (aop_async_error_add_poller(&drain_torch_npu_queue, nullptr), true);
 
 // `op` names the OpCommand (torch_npu's profiler shows it). The workspace tensors live in the
 // returned context's closures until the queued handler has run.
