@@ -44,3 +44,57 @@ def test_npu_launch_compiles_against_acl_headers(source, torch_npu_root):
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, f"{source.relative_to(ROOT)} does not compile against ACL:\n{proc.stderr}"
+
+
+# --- common's NPU glue and the simulated runtime's ACL subset ---------------------------------
+GLUE = sorted((ROOT / "common" / "include" / "ascend_ops" / "npu").glob("*.hpp"))
+SIM_ACL = ROOT / "common" / "ascend_sim" / "include" / "acl" / "acl.h"
+
+
+@pytest.mark.parametrize("header", GLUE, ids=lambda p: p.name)
+@pytest.mark.parametrize("acl", ["real", "sim"])
+def test_common_npu_glue_compiles_against_acl_headers(header, acl, request):
+    """Every header of common/include/ascend_ops/npu compiles alone against the wheel's real ACL
+    headers and against the simulated runtime's subset (the ops' npu_launch.cpp use both)."""
+    include = (request.getfixturevalue("torch_npu_root") / "include") if acl == "real" else SIM_ACL.parent.parent
+    cmd = ["g++", "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-x", "c++",
+           f"-I{ROOT / 'common' / 'include'}", f"-isystem{include}", "-include", str(header), "/dev/null"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, f"{header.relative_to(ROOT)} does not compile against {acl} ACL:\n{proc.stderr}"
+
+
+def _sim_declarations():
+    import re
+
+    text = SIM_ACL.read_text()
+    functions = re.findall(r"ACL_FUNC_VISIBILITY\s+aclError\s+(\w+)\(([^;]*?)\);", text)
+    constants = re.findall(r"^\s+(ACL_[A-Z0-9_]+)\s*(?:=\s*[^,]+)?,", text, flags=re.M)  # enumerators
+    constants += re.findall(r"static const int (ACL_\w+)", text) + re.findall(r"#define (ACL_ERROR_\w+)", text)
+    return functions, constants
+
+
+def test_sim_acl_subset_matches_the_real_declarations(torch_npu_root, tmp_path):
+    """Every function the simulated acl/acl.h declares has exactly the real API's type, every
+    enumerator it names exists with the same value: code built against the sim builds against CANN."""
+    functions, constants = _sim_declarations()
+    assert len(functions) >= 20 and constants
+    probe = tmp_path / "probe.cpp"
+    lines = ['#include "acl/acl.h"', "#include <type_traits>"]
+    lines += [f"static_assert(std::is_same_v<decltype(&{name}), aclError (*)({' '.join(args.split())})>, \"{name}\");"
+              for name, args in functions]
+    probe.write_text("\n".join(lines) + "\n")
+    cmd = ["g++", "-std=c++17", "-fsyntax-only", f"-isystem{torch_npu_root / 'include'}", str(probe)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, f"the simulated acl/acl.h differs from the real one:\n{proc.stderr[-3000:]}"
+    # the same enumerator values: compile a program against each header that prints them
+    source = tmp_path / "values.cpp"
+    source.write_text('#include <cstdio>\n#include "acl/acl.h"\nint main() {\n'
+                      + "".join(f'  std::printf("{c}=%d\\n", (int){c});\n' for c in constants) + "}\n")
+    outputs = []
+    for include in (torch_npu_root / "include", SIM_ACL.parent.parent):
+        exe = tmp_path / f"values_{len(outputs)}"
+        proc = subprocess.run(["g++", "-std=c++17", f"-isystem{include}", str(source), "-o", str(exe)],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        outputs.append(subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout)
+    assert outputs[0] == outputs[1]

@@ -18,13 +18,15 @@
 #   )
 #
 # Options, each AUTO (build where the dependency is found), ON (required) or OFF:
-#   AOP_WITH_EMU, AOP_WITH_TORCH, AOP_WITH_TORCH_NPU, AOP_WITH_MINDSPORE, AOP_WITH_NPU.
+#   AOP_WITH_EMU, AOP_WITH_TORCH, AOP_WITH_TORCH_NPU, AOP_WITH_MINDSPORE, AOP_WITH_NPU,
+#   AOP_WITH_NPU_SIM (the NPU host code in _core on common's simulated Ascend runtime, kernels
+#   on the emulator: where common was built with it (./dev, CI) and CANN is not found).
 # Everything is installed into ascend_ops/<op>/ next to a generated _build_info.py that says
 # which backends and frameworks were built, for `ascend-ops list` and the loader.
 include_guard(GLOBAL)
 include(${CMAKE_CURRENT_LIST_DIR}/AscendOpsFrameworks.cmake)
 
-foreach(_opt AOP_WITH_EMU AOP_WITH_TORCH AOP_WITH_TORCH_NPU AOP_WITH_MINDSPORE AOP_WITH_NPU)
+foreach(_opt AOP_WITH_EMU AOP_WITH_TORCH AOP_WITH_TORCH_NPU AOP_WITH_MINDSPORE AOP_WITH_NPU AOP_WITH_NPU_SIM)
   set(${_opt} AUTO CACHE STRING "AUTO, ON or OFF")
   set_property(CACHE ${_opt} PROPERTY STRINGS AUTO ON OFF)
 endforeach()
@@ -105,6 +107,10 @@ function(ascend_ops_add_op op)
   else()
     set(_msa_found TRUE)
   endif()
+  set(_sim_found FALSE)
+  if(TARGET AscendOpsCommon::ascend_sim)
+    set(_sim_found TRUE)
+  endif()
   aop_resolve_option(_emu AOP_WITH_EMU TRUE "the emulator")
   aop_resolve_option(_torch AOP_WITH_TORCH ${_torch_found} "torch (pip install torch)")
   aop_resolve_option(_ms AOP_WITH_MINDSPORE ${_ms_found} "mindspore (pip install mindspore)")
@@ -165,6 +171,16 @@ function(ascend_ops_add_op op)
   if(_npu)
     target_link_libraries(_core PRIVATE ${op}_npu_host)
   endif()
+  # The simulated NPU path: NPU_HOST compiled against the simulated runtime's acl/acl.h, the
+  # op's <op>_launch a task that runs the kernel on the emulator (CORE's host/sim_launch.cpp).
+  aop_resolve_option(_sim AOP_WITH_NPU_SIM "${_sim_found}" "common built with AOP_WITH_NPU_SIM=ON")
+  if(_sim AND _emu AND A_NPU_HOST AND NOT _npu)
+    target_sources(_core PRIVATE ${A_NPU_HOST})
+    target_link_libraries(_core PRIVATE AscendOpsCommon::ascend_sim)
+    target_compile_definitions(_core PRIVATE AOP_WITH_NPU_SIM=1)
+  else()
+    set(_sim FALSE)
+  endif()
 
   # --- _torch: the PyTorch library fragment ------------------------------------------------
   if(_torch)
@@ -216,7 +232,7 @@ function(ascend_ops_add_op op)
   endif()
 
   # --- what was built, for the loader and `ascend-ops list` --------------------------------
-  foreach(_flag _emu _npu _torch _tnpu _ms _msa)
+  foreach(_flag _emu _npu _sim _torch _tnpu _ms _msa)
     if(${_flag})
       set(${_flag}_py True)
     else()
@@ -229,5 +245,5 @@ function(ascend_ops_add_op op)
   set(AOP_BUILT_MINDSPORE_VERSION "${AOP_MINDSPORE_VERSION}")
   configure_file(${_AOP_CMAKE_DIR}/op_build_info.py.in ${CMAKE_CURRENT_BINARY_DIR}/_build_info.py @ONLY)
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/_build_info.py DESTINATION ascend_ops/${op})
-  message(STATUS "ascend-ops ${op} ${A_VERSION}: cpu=ON emu=${_emu} npu=${_npu} torch=${_torch} torch_npu=${_tnpu} mindspore=${_ms} mindspore_ascend=${_msa}")
+  message(STATUS "ascend-ops ${op} ${A_VERSION}: cpu=ON emu=${_emu} npu=${_npu} npu_sim=${_sim} torch=${_torch} torch_npu=${_tnpu} mindspore=${_ms} mindspore_ascend=${_msa}")
 endfunction()

@@ -12,6 +12,10 @@ install(TARGETS ascend_ops_common ascend_ops_ascendc_cpu
   ARCHIVE DESTINATION ${AOP_PKG_DIR}/lib)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${AOP_PKG_DIR}/include)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/ascendc_cpu/include/ DESTINATION ${AOP_PKG_DIR}/include/emu)
+if(AOP_WITH_NPU_SIM)  # the simulated runtime: its own include dir, never beside CANN's acl/
+  install(TARGETS ascend_sim EXPORT AscendOpsCommonTargets LIBRARY DESTINATION ${AOP_PKG_DIR}/lib)
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/ascend_sim/include/ DESTINATION ${AOP_PKG_DIR}/include/sim)
+endif()
 install(EXPORT AscendOpsCommonTargets NAMESPACE AscendOpsCommon:: DESTINATION ${AOP_CMAKE_DIR})
 
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/AscendOpsCommonConfig.cmake.in

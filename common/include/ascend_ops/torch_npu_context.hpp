@@ -20,23 +20,44 @@
 #include "torch_npu/csrc/framework/OpCommand.h"
 
 #include "ascend_ops/async_error.hpp"
+#include "ascend_ops/npu/sync_checks.hpp"
 #include "ascend_ops/npu_context.hpp"
 
 AOP_NAMESPACE_BEGIN
 namespace torch_adapter {
 
+// An async-error poller (async_error.h) that, when check_errors() synchronises, first drains
+// torch_npu's task queue for the current device (NPUStream::stream() empties it), so a call still
+// queued there has launched before the error records' poller waits for the device. Registered
+// before any op's records (when the adapter module loads, and again, idempotently, by
+// torch_npu_context, which runs before run_npu), so it runs first.
+inline void drain_torch_npu_queue(int synchronize, void* /*ctx*/) noexcept {
+  if (synchronize == 0) return;
+  try {
+    (void)c10_npu::getCurrentNPUStream().stream();
+  } catch (...) {  // no NPU: nothing was queued
+  }
+}
+inline const bool kTorchNpuQueuePollerRegistered =
+    (aop_async_error_add_poller(&drain_torch_npu_queue, nullptr), true);
+
 // `op` names the OpCommand (torch_npu's profiler shows it). The workspace tensors live in the
 // returned context's closures until the queued handler has run.
 inline NpuContext torch_npu_context(const c10::Device& device, const char* op) {
+  aop_async_error_add_poller(&drain_torch_npu_queue, nullptr);  // idempotent
   auto held = std::make_shared<std::vector<at::Tensor>>();
   NpuContext ctx;
   ctx.device = device.index();
-  ctx.stream = c10_npu::getCurrentNPUStream(device.index()).stream(false);
+  // With the debug switch (ASCEND_OPS_NPU_SYNC_CHECKS=1) the call runs at once on a drained
+  // stream (stream() empties the task queue first) and run_npu checks synchronously.
+  const bool sync = npu::sync_checks();
+  ctx.stream = c10_npu::getCurrentNPUStream(device.index()).stream(sync);
   ctx.workspace = [held, device](size_t bytes) -> void* {
     held->push_back(at::empty({static_cast<int64_t>(bytes)},
                               at::TensorOptions().device(device).dtype(at::kByte)));
     return held->back().data_ptr();
   };
+  if (sync) return ctx;
   ctx.submit = [held, name = std::string(op)](std::function<void()> work) {
     at_npu::native::OpCommand cmd;
     cmd.Name(name);

@@ -153,6 +153,15 @@ def main(argv=None) -> int:
     print()
     bench.print_mindspore_call_cost(mindspore_calls, quick=args.quick)
 
+    import npu_sim  # bench/npu_sim.py: the npu path on the simulated Ascend runtime
+    from ascend_ops.common import npu_sim_bench
+
+    sim_rows = npu_sim.rows()
+    if sim_rows:
+        print()
+        print(format_table(npu_sim_bench.HEADERS, sim_rows))
+        print(npu_sim_bench.NOTE)
+
     args.out.mkdir(parents=True, exist_ok=True)
     bench.write_csv(results, args.out / f"{OP}.csv")
     bench.write_json(results, args.out / f"{OP}.json")

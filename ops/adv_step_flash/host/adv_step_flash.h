@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "ascend_ops/error.hpp"
-
+#include "ascend_ops/npu_context.hpp"
 #include "ascend_ops/platform.h"
 #include "ascend_ops/tensor.h"
 #include "kernel/adv_step_flash_tiling.h"

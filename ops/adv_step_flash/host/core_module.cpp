@@ -85,4 +85,5 @@ PYBIND11_MODULE(_core, m) {
       "The kernel launch tiling for a platform preset, as a dict.");
 
   aop::adv_step_flash::bind_emu(m);
+  aop::adv_step_flash::bind_npu_sim(m);
 }

@@ -15,17 +15,12 @@
 #include "ascend_ops/tensor.hpp"
 #include "ascendc_cpu/launch.h"
 #include "ascendc_cpu/pybind_report.h"
-
-extern "C" void adv_step_flash_kernel(uint8_t* input_tokens, uint8_t* sampled_token_ids, uint8_t* input_positions,
-                                      uint8_t* seq_lens, uint8_t* slot_mapping, uint8_t* block_tables,
-                                      uint8_t* workspace, uint8_t* error_record, uint8_t* tiling);
+#include "host/emu_kernel.h"
 
 namespace py = pybind11;
 
 namespace aop::adv_step_flash {
 namespace {
-
-uint8_t* bytes(const aop_tensor& t) { return static_cast<uint8_t*>(t.data); }
 
 // 64-byte aligned bytes (a check slot / the record is one data-cache line), filled with `fill`.
 struct LineBuffer {
@@ -62,22 +57,13 @@ py::dict run_emu(const Args& a, const std::string& soc, const std::string& order
   LineBuffer record(kAsfCheckWords * sizeof(int64_t), 0);
   regions.push_back({workspace.data(), workspace_bytes, "workspace", GmKind::kWorkspace});
   regions.push_back({record.data(), kAsfCheckWords * sizeof(int64_t), "error_record", GmKind::kOutput});
-  ascendc_cpu::LaunchConfig config;
-  config.kernel_name = "adv_step_flash_kernel";
-  config.block_dim = t.block_dim;
-  config.ub_bytes = platform.ub_bytes;
-  config.kernel_type = ascendc_cpu::KernelType::kMixAiv1_0;  // vector-only, with the SyncAll of the check phase
-  config.aiv_cores = platform.aiv_cores;
-  config.aic_cores = platform.aic_cores;
-  config.order = ascendc_cpu::python::ParseOrder(order, "advance_step_flashattn");
-  config.seed = seed;
+  const KernelArgs kernel{a.input_tokens.data, a.sampled_token_ids.data, a.input_positions.data, a.seq_lens.data,
+                          a.slot_mapping.data, a.block_tables.data, workspace.data(), record.data(), &t};
   ascendc_cpu::LaunchReport report;
   {
+    const ascendc_cpu::Order run_order = ascendc_cpu::python::ParseOrder(order, "advance_step_flashattn");
     py::gil_scoped_release release;
-    report = ascendc_cpu::Launch(config, regions, adv_step_flash_kernel, bytes(a.input_tokens),
-                                 bytes(a.sampled_token_ids), bytes(a.input_positions), bytes(a.seq_lens),
-                                 bytes(a.slot_mapping), bytes(a.block_tables), workspace.data(), record.data(),
-                                 reinterpret_cast<uint8_t*>(&t));
+    report = emulate_kernel(kernel, t.block_dim, platform, regions, run_order, seed);
   }
   const auto* words = reinterpret_cast<const int64_t*>(record.data());
   if (words[0] != kAsfOk) {

@@ -168,4 +168,5 @@ PYBIND11_MODULE(_core, m) {
       "cache), as a dict, with the UB bytes it allocates.");
 
   bind_emu(m);
+  bind_npu_sim(m);
 }

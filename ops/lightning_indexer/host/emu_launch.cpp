@@ -18,11 +18,7 @@
 #include "ascend_ops/tensor.hpp"
 #include "ascendc_cpu/launch.h"
 #include "ascendc_cpu/pybind_report.h"
-
-extern "C" void lightning_indexer_kernel(uint8_t* query, uint8_t* key, uint8_t* weights, uint8_t* lengths_q,
-                                         uint8_t* lengths_k, uint8_t* block_table, uint8_t* sparse_indices,
-                                         uint8_t* sparse_values, uint8_t* workspace, uint8_t* error_record,
-                                         uint8_t* tiling);
+#include "host/emu_kernel.h"
 
 namespace py = pybind11;
 
@@ -84,26 +80,14 @@ py::dict run_emu(Args& a, const std::string& soc, const std::string& order, uint
   add(record.data(), kLiCheckWords * sizeof(int64_t), "error_record", GmKind::kOutput);
   add(&t, sizeof(t), "tiling", GmKind::kInput);
 
-  ascendc_cpu::LaunchConfig config;
-  config.kernel_name = "lightning_indexer_kernel";
-  config.block_dim = t.block_dim;  // AICs; the MIX 1:2 launch adds two AIVs per AIC
-  config.kernel_type = ascendc_cpu::KernelType::kMixAic1_2;  // as KERNEL_TASK_TYPE_DEFAULT in the kernel
-  config.aiv_cores = platform.aiv_cores;
-  config.aic_cores = platform.aic_cores;
-  config.ub_bytes = platform.ub_bytes;
-  config.l1_bytes = platform.l1_bytes;
-  config.l0a_bytes = platform.l0a_bytes;
-  config.l0b_bytes = platform.l0b_bytes;
-  config.l0c_bytes = platform.l0c_bytes;
-  config.order = ascendc_cpu::python::ParseOrder(order, "lightning_indexer");
-  config.seed = seed;
+  const KernelArgs kernel{a.query.data, a.key.data, a.weights.data, data_or_null(a.actual_seq_lengths_query),
+                          data_or_null(a.actual_seq_lengths_key), data_or_null(a.block_table), a.sparse_indices.data,
+                          data_or_null(a.sparse_values), workspace.data(), record.data(), &t};
   ascendc_cpu::LaunchReport report;
   {
+    const ascendc_cpu::Order run_order = ascendc_cpu::python::ParseOrder(order, "lightning_indexer");
     py::gil_scoped_release release;
-    report = ascendc_cpu::Launch(config, regions, lightning_indexer_kernel, a.query.data, a.key.data, a.weights.data,
-                                 data_or_null(a.actual_seq_lengths_query), data_or_null(a.actual_seq_lengths_key),
-                                 data_or_null(a.block_table), a.sparse_indices.data, data_or_null(a.sparse_values),
-                                 workspace.data(), record.data(), &t);
+    report = emulate_kernel(kernel, t.block_dim, platform, regions, run_order, seed);
   }
   const auto* words = reinterpret_cast<const int64_t*>(record.data());
   if (words[0] != kLiOk) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ascend_ops/error.hpp"
+#include "ascend_ops/npu_context.hpp"
 #include "ascend_ops/platform.h"
 #include "ascend_ops/tensor.h"
 #include "kernel/lightning_indexer_tiling.h"

@@ -96,4 +96,5 @@ PYBIND11_MODULE(_core, m) {
       "The kernel launch tiling for a platform preset, as a dict.");
 
   aop::reshape_and_cache::bind_emu(m);
+  aop::reshape_and_cache::bind_npu_sim(m);
 }

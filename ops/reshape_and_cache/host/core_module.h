@@ -24,4 +24,7 @@ Args numpy_args(const pybind11::array& key, const pybind11::object& value,
 // Adds run_emu (the AscendC kernel through the emulator) when the emulator build is on.
 void bind_emu(pybind11::module_& m);
 
+// Adds run_npu_sim (the NPU host path on the simulated Ascend runtime) in the simulated build.
+void bind_npu_sim(pybind11::module_& m);
+
 }  // namespace aop::reshape_and_cache

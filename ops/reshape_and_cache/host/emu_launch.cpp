@@ -14,10 +14,7 @@
 #include "ascend_ops/tensor.hpp"
 #include "ascendc_cpu/launch.h"
 #include "ascendc_cpu/pybind_report.h"
-
-extern "C" void reshape_and_cache_kernel(uint8_t* key, uint8_t* value, uint8_t* key_cache,
-                                         uint8_t* value_cache, uint8_t* slot_mapping, uint8_t* workspace,
-                                         uint8_t* error_record, uint8_t* tiling);
+#include "host/emu_kernel.h"
 
 namespace py = pybind11;
 
@@ -60,21 +57,13 @@ py::dict run_emu(const Args& args, const std::string& soc, const std::string& or
   }
   void* value = a.has_value ? a.value.data : nullptr;
   void* value_cache = a.has_value ? a.value_cache.data : nullptr;
-  ascendc_cpu::LaunchConfig config;
-  config.kernel_name = "reshape_and_cache_kernel";
-  config.block_dim = t.block_dim;
-  config.ub_bytes = platform.ub_bytes;
-  config.kernel_type = ascendc_cpu::KernelType::kMixAiv1_0;  // vector-only, with the SyncAll of the check phase
-  config.aiv_cores = platform.aiv_cores;
-  config.aic_cores = platform.aic_cores;
-  config.order = ascendc_cpu::python::ParseOrder(order, "reshape_and_cache");
-  config.seed = seed;
+  const KernelArgs kernel{a.key.data, value, a.key_cache.data, value_cache, a.slot_mapping.data,
+                          workspace.data(), record.data(), &t};
   ascendc_cpu::LaunchReport report;
   {
+    const ascendc_cpu::Order run_order = ascendc_cpu::python::ParseOrder(order, "reshape_and_cache");
     py::gil_scoped_release release;
-    report = ascendc_cpu::Launch(config, regions, reshape_and_cache_kernel, a.key.data, value,
-                                 a.key_cache.data, value_cache, a.slot_mapping.data, workspace.data(),
-                                 record.data(), &t);
+    report = emulate_kernel(kernel, t.block_dim, platform, regions, run_order, seed);
   }
   const auto* words = reinterpret_cast<const int64_t*>(record.data());
   if (words[0] != kRacOk) {

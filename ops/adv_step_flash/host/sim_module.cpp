@@ -1,0 +1,54 @@
+// run_npu_sim: the NPU host path (run_npu) on common's simulated Ascend runtime, for tests and
+// benchmarks. The arrays wrap simulated device memory (ascend_ops.common.ascend_sim); `stream`
+// is a simulated aclrtStream. Nothing is read or written by the host: the kernel runs on the
+// stream's thread when the stream gets to it.
+#include "host/core_module.h"
+
+#ifdef AOP_WITH_NPU_SIM
+#include <cstdint>
+
+#include "ascend_sim/test_context.hpp"
+
+namespace py = pybind11;
+
+namespace aop::adv_step_flash {
+
+void bind_npu_sim(py::module_& m) {
+  m.attr("HAS_NPU_SIM") = true;
+  // The stand-in queue's drain poller must run before this op's error-record poller (pollers run
+  // in registration order; the records register on the first call): register it now.
+  ascend_sim::task_queue();
+  m.def(
+      "drain_npu_sim_queue",
+      [] {
+        py::gil_scoped_release release;
+        ascend_sim::task_queue().drain();
+      },
+      "Waits until the stand-in task queue has put every queued call's work on its stream.");
+  m.def(
+      "run_npu_sim",
+      [](int64_t num_seqs, int64_t num_queries, int64_t block_size, py::array input_tokens,
+         const py::array& sampled_token_ids, py::array input_positions, py::array seq_lens, py::array slot_mapping,
+         const py::array& block_tables, uintptr_t stream, bool queued) {
+        const Args args = numpy_args(num_seqs, num_queries, block_size, input_tokens, sampled_token_ids,
+                                     input_positions, seq_lens, slot_mapping, block_tables);
+        const NpuContext ctx = ascend_sim::test_context(reinterpret_cast<aclrtStream>(stream), queued);
+        py::gil_scoped_release release;
+        run_npu(args, ctx);
+      },
+      py::arg("num_seqs"), py::arg("num_queries"), py::arg("block_size"), py::arg("input_tokens"),
+      py::arg("sampled_token_ids"), py::arg("input_positions"), py::arg("seq_lens"), py::arg("slot_mapping"),
+      py::arg("block_tables"), py::arg("stream"), py::arg("queued") = false,
+      "queued=True hands the device work to a stand-in of torch_npu's task queue (drain_npu_sim_queue()).\n"
+      "Queues the op on a simulated stream through the NPU host path (arrays wrap simulated device memory).");
+}
+
+}  // namespace aop::adv_step_flash
+
+#else
+
+namespace aop::adv_step_flash {
+void bind_npu_sim(pybind11::module_& m) { m.attr("HAS_NPU_SIM") = false; }
+}  // namespace aop::adv_step_flash
+
+#endif

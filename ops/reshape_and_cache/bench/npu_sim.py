@@ -1,0 +1,28 @@
+"""reshape_and_cache's npu path on the simulated Ascend runtime: per steady-state call, the
+synchronisations, copies and allocations it makes and the host time it costs (./dev bench)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ascend_ops.common import ascend_sim, npu_sim_bench
+from ascend_ops.common.loader import load_native
+
+H, D, BLOCK_SIZE = 8, 128, 128
+
+
+def rows(tokens_list=(1, 64)) -> list:
+    core = load_native("ascend_ops.reshape_and_cache", "core")
+    if not getattr(core, "HAS_NPU_SIM", False) or not ascend_sim.available():
+        return []
+    stream, out = ascend_sim.Stream(), []
+    rng = np.random.default_rng(0)
+    for tokens in tokens_list:
+        blocks = max(1, 2 * tokens // BLOCK_SIZE + 1)
+        dev = [ascend_sim.to_device(a) for a in (
+            rng.standard_normal((tokens, H, D)).astype(np.float16), rng.standard_normal((tokens, H, D)).astype(np.float16),
+            np.zeros((blocks, BLOCK_SIZE, H, D), np.float16), np.zeros((blocks, BLOCK_SIZE, H, D), np.float16),
+            rng.permutation(blocks * BLOCK_SIZE)[:tokens].astype(np.int32))]
+        call = lambda: core.run_npu_sim(*(d.array for d in dev), stream=stream.handle)  # noqa: E731
+        out.append(npu_sim_bench.npu_sim_row(f"T={tokens} H={H} D={D} float16", call, stream))
+    stream.destroy()
+    return out
