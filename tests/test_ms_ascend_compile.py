@@ -30,10 +30,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 OPS = ("reshape_and_cache", "adv_step_flash", "lightning_indexer")
-GRAPH_KERNELS = {"reshape_and_cache": "mindspore/ascend/graph_npu.cpp", "adv_step_flash": "mindspore/ascend/graph_npu.cpp"}
-# The inputs each op's yaml marks RW_WRITE (written in place).
+GRAPH_KERNELS = {op: "mindspore/ascend/graph_npu.cpp" for op in OPS}
+# The inputs each op's yaml marks RW_WRITE (written in place; lightning_indexer has real outputs).
 IN_PLACE = {"reshape_and_cache": ("key_cache", "value_cache"),
-            "adv_step_flash": ("input_tokens", "input_positions", "seq_lens", "slot_mapping")}
+            "adv_step_flash": ("input_tokens", "input_positions", "seq_lens", "slot_mapping"),
+            "lightning_indexer": ()}
 # Resolved at run time by the interpreter or the C/C++ runtime, not by a library we link.
 RUNTIME_PREFIXES = ("Py", "_Py", "std::", "operator new", "operator delete", "__cxa", "__gxx", "_Unwind",
                     "typeinfo for std::", "typeinfo for __cxxabiv1", "vtable for std::", "vtable for __cxxabiv1",
@@ -134,12 +135,15 @@ def test_ascend_adapter_compiles_and_links(job, objects, ms_exports):
     missing = sorted(m for m in names.values() if m not in ours and not m.startswith(RUNTIME_PREFIXES)
                      and m not in BUILTIN_TYPEINFO and not m.isidentifier())  # plain C names: libc / libm
     assert not missing, f"not exported by the mindspore wheel's libraries: {missing}"
+    if job in GRAPH_KERNELS.items():
+        # Resize declares the workspace the host computes from the tiling (no fixed block).
+        assert any(f"aop::{job[0]}::npu_workspace_bytes(" in m for m in ours), sorted(ours)
     needs_npu = [m for m in ours if "::run_npu(" in m]
     assert needs_npu, f"{job} does not reach run_npu: {sorted(ours)}"
     assert all("NpuContext const&" in m for m in needs_npu), needs_npu
     # Everything else of ours is common's C interface or the op's host code.
     others = sorted(m for m in ours if "::run_npu(" not in m)
-    allowed = ("aop_", f"aop::{job[0]}::", "aop::cxx_abi0::", "aop::Error")
+    allowed = ("aop_", f"aop::{job[0]}::", "aop::cxx_abi0::", "aop::Error", "aop::current_platform")
     assert all(m.startswith(allowed) for m in others), others
 
 
@@ -149,7 +153,8 @@ def test_op_definition_yaml_generates_an_in_place_primitive(op, ms_root, tmp_pat
     in-place inputs are RW_WRITE and the primitive has side_effect_mem (else the write is dropped)."""
     yaml_dir = ROOT / "ops" / op / "mindspore" / "ascend"
     gen = ms_root / "ops_generate" / "gen_custom_ops.py"
-    proc = subprocess.run([sys.executable, str(gen), "-m", f"{op}_npu_module", "-i", str(yaml_dir), "-o",
+    # As common/cmake/AscendOpsOp.cmake runs it: the eager function lives in ascend_ops.<op>.ms.
+    proc = subprocess.run([sys.executable, str(gen), "-m", f"ascend_ops.{op}.ms", "-i", str(yaml_dir), "-o",
                            str(tmp_path), "-d", ""], capture_output=True, text=True, cwd=gen.parent,
                           env={**os.environ, "PYTHONPATH": str(gen.parent)})
     assert proc.returncode == 0, proc.stderr
@@ -157,8 +162,24 @@ def test_op_definition_yaml_generates_an_in_place_primitive(op, ms_root, tmp_pat
     for name in IN_PLACE[op]:
         assert f"sig.make_sig('{name}', sig.sig_rw.RW_WRITE)" in prim, name
     assert prim.count("sig.sig_rw.RW_WRITE") == len(IN_PLACE[op])
-    assert 'add_prim_attr("side_effect_mem", True)' in prim
+    assert ('add_prim_attr("side_effect_mem", True)' in prim) == bool(IN_PLACE[op])
+    assert f"(ascend_ops.{op}.ms.{op}_npu)" in prim  # ms.py's eager function, as the primitive's op_func
     op_def = (tmp_path / "gen_custom_ops_def.cc").read_text()
     assert f"gCustom_{op}_npuFuncImpl" in op_def  # what MS_CUSTOM_OPS_REGISTER({op}_npu, ...) defines
     kernel = (ROOT / "ops" / op / GRAPH_KERNELS[op]).read_text()
     assert f"MS_CUSTOM_OPS_REGISTER({op}_npu," in kernel
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_generated_op_definition_compiles(op, ms_root, tmp_path):
+    """The OpDef CMake generates from the yaml and compiles into _ms compiles with the wheel's headers."""
+    gen = ms_root / "ops_generate" / "gen_custom_ops.py"
+    subprocess.run([sys.executable, str(gen), "-m", f"ascend_ops.{op}.ms", "-i",
+                    str(ROOT / "ops" / op / "mindspore" / "ascend"), "-o", str(tmp_path), "-d", ""], check=True,
+                   capture_output=True, cwd=gen.parent, env={**os.environ, "PYTHONPATH": str(gen.parent)})
+    cmd = ["g++", "-std=c++17", "-O0", "-fPIC", "-D_GLIBCXX_USE_CXX11_ABI=0", "-DENABLE_FAST_HASH_TABLE=1",
+           *_includes(ms_root), "-c", str(tmp_path / "gen_custom_ops_def.cc"), "-o", str(tmp_path / "def.o")]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    # The OpDef needs the FuncImpl MS_CUSTOM_OPS_REGISTER defines in the op's graph_npu.cpp.
+    assert f"gCustom_{op}_npuFuncImpl" in "".join(_strong_undefined(tmp_path / "def.o"))

@@ -228,6 +228,22 @@ function(ascend_ops_add_op op)
       target_link_libraries(_ms PRIVATE ${op}_npu_host0 ${_ms_plugin}/libmindspore_ascend.so.2
         ${_ms_plugin}/libmindspore_ops_ascend.so)
       set_property(TARGET _ms APPEND PROPERTY INSTALL_RPATH "$ORIGIN/../../mindspore/lib/plugin")
+      # The graph primitive, built ahead of time: MindSpore's own generator (what
+      # CustomOpBuilder(op_def=...).load() runs) on the op's yaml gives the OpDef (compiled into
+      # _ms beside the MS_CUSTOM_OPS_REGISTER kernel) and the primitive class, installed as
+      # ascend_ops/<op>/_ms_graph.py; its eager function is ascend_ops.<op>.ms.<yaml name>.
+      file(GLOB _ms_yaml CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/mindspore/ascend/*_op.yaml)
+      set(_ms_gen ${CMAKE_CURRENT_BINARY_DIR}/ms_graph_gen)
+      set(_ms_generator ${AOP_MINDSPORE_ROOT}/ops_generate)
+      add_custom_command(OUTPUT ${_ms_gen}/gen_custom_ops_def.cc ${_ms_gen}/gen_ops_prim.py
+        COMMAND ${CMAKE_COMMAND} -E env PYTHONPATH=${_ms_generator} ${Python_EXECUTABLE}
+          ${_ms_generator}/gen_custom_ops.py -m ascend_ops.${op}.ms
+          -i ${CMAKE_CURRENT_SOURCE_DIR}/mindspore/ascend -o ${_ms_gen} -d ""
+        WORKING_DIRECTORY ${_ms_generator}
+        DEPENDS ${_ms_yaml}
+        COMMENT "ascend-ops ${op}: MindSpore Ascend graph primitive from ${_ms_yaml}")
+      target_sources(_ms PRIVATE ${_ms_gen}/gen_custom_ops_def.cc)
+      install(FILES ${_ms_gen}/gen_ops_prim.py DESTINATION ascend_ops/${op} RENAME _ms_graph.py)
     endif()
   endif()
 

@@ -3,7 +3,7 @@
 // mindspore/ascend/) defines the primitive: mutated inputs `rw_write`, `side_effect_mem: True`,
 // so the graph keeps the in-place write and orders it; MS_CUSTOM_OPS_REGISTER (custom_register.h)
 // binds the primitive to an OpFuncImpl (shapes, dtypes) and to a KernelMod built on NpuKernelMod
-// below. MindSpore hands Launch() the stream and the declared workspace; Parameters arrive as
+// below. MindSpore hands Launch() the stream and the workspace Resize declared; Parameters arrive as
 // their device addresses (no copy). Header-only (C++ ABI 0). Not run on NPU: compile- and
 // link-checked against the mindspore wheel (tests/test_ms_ascend_compile.py).
 #pragma once
@@ -20,16 +20,37 @@
 #include "ascend_ops/error.hpp"
 #include "ascend_ops/mindspore_view.hpp"
 #include "ascend_ops/npu_context.hpp"
+#include "ascend_ops/platform.hpp"
 
 AOP_NAMESPACE_BEGIN
 namespace ms_adapter {
 
-// The workspace a graph kernel declares: MindSpore allocates it per launch from its pool, on the
-// kernel's stream. run_npu's requests are served from it, 512-byte aligned: enough for
-// reshape_and_cache / adv_step_flash (kernel_workspace_bytes = block_dim * 64 <= 3 KiB on 48
-// vector cores); an op with a shape-dependent workspace (lightning_indexer's scores) must declare
-// kernel_workspace_bytes(tiling) in Resize instead (an oversized request raises MemoryError).
-inline constexpr size_t kGraphWorkspaceBytes = size_t{1} << 20;
+// The workspace is per launch: Resize (shapes known) declares exactly Op::workspace_bytes(args),
+// i.e. the op's host npu_workspace_bytes (kernel_workspace_bytes of the launch tiling: one place
+// for the size), and MindSpore allocates it from its pool on the kernel's stream. Launch serves
+// run_npu's one request (NpuContext::workspace) from that block; a request beyond what Resize
+// declared, or a second request, is a bug and raises RuntimeError naming the op instead of
+// writing past (or aliasing) the block.
+class DeclaredWorkspace {
+ public:
+  DeclaredWorkspace(void* base, size_t declared, const char* op) : base_(base), declared_(declared), op_(op) {}
+
+  void* take(size_t requested) {
+    if (requested > declared_ || (taken_ && requested > 0)) {
+      throw Error(AOP_RUNTIME_ERROR, std::string(op_) + ": internal: the graph kernel declared " +
+                                         std::to_string(declared_) + " bytes of workspace in Resize but run_npu asks for " +
+                                         std::to_string(requested) + (taken_ ? " more" : ""));
+    }
+    taken_ = taken_ || requested > 0;
+    return requested == 0 ? nullptr : base_;
+  }
+
+ private:
+  void* base_;
+  size_t declared_;
+  const char* op_;
+  bool taken_ = false;
+};
 
 // A contiguous device tensor from a KBK kernel tensor.
 inline aop_tensor kernel_tensor_view(const mindspore::kernel::KernelTensor* t, int device, const char* op,
@@ -42,8 +63,13 @@ inline aop_tensor kernel_tensor_view(const mindspore::kernel::KernelTensor* t, i
 // An int scalar input of a KBK kernel (cache_mode, head_num, ...).
 inline int64_t kernel_int(mindspore::kernel::KernelTensor* t) { return t->GetValueWithCheck<int64_t>(); }
 
-// KernelMod of an op whose NPU host path is `Op::launch(inputs, outputs, ctx)` (builds the op's
-// Args from the kernel tensors and calls run_npu). Launch never synchronises the host.
+// KernelMod of an op described by `Op`:
+//   static constexpr const char* kName;
+//   static Args args(inputs, outputs, device): the op's host Args from the kernel tensors (the
+//     data pointers may be null in Resize: only shapes, dtypes and scalars are read there);
+//   static size_t workspace_bytes(const Args&): the op's host npu_workspace_bytes;
+//   static void run(const Args&, const NpuContext&): run_npu.
+// Launch never synchronises the host.
 template <class Op>
 class NpuKernelMod : public mindspore::kernel::KernelMod {
  public:
@@ -57,34 +83,30 @@ class NpuKernelMod : public mindspore::kernel::KernelMod {
   int Resize(const std::vector<mindspore::kernel::KernelTensor*>& inputs,
              const std::vector<mindspore::kernel::KernelTensor*>& outputs) override {
     const int status = KernelMod::Resize(inputs, outputs);
-    workspace_size_list_ = {kGraphWorkspaceBytes};
+    if (status != mindspore::kernel::KRET_OK) return status;  // shapes not known yet
+    workspace_bytes_ = Op::workspace_bytes(Op::args(inputs, outputs, static_cast<int>(device_id_)));
+    workspace_size_list_.clear();
+    if (workspace_bytes_ > 0) workspace_size_list_.push_back(workspace_bytes_);
     return status;
   }
 
   bool Launch(const std::vector<mindspore::kernel::KernelTensor*>& inputs,
               const std::vector<mindspore::kernel::KernelTensor*>& workspace,
               const std::vector<mindspore::kernel::KernelTensor*>& outputs, void* stream_ptr) override {
-    auto* base = static_cast<char*>(workspace.at(0)->device_ptr());
-    size_t used = 0;
+    DeclaredWorkspace block(workspace_bytes_ > 0 ? workspace.at(0)->device_ptr() : nullptr, workspace_bytes_,
+                            Op::kName);
     NpuContext ctx;
     ctx.stream = stream_ptr;
     ctx.device = static_cast<int>(device_id_);
-    ctx.workspace = [base, &used](size_t bytes) -> void* {
-      const size_t aligned = (bytes + 511) / 512 * 512;
-      if (used + aligned > kGraphWorkspaceBytes) {
-        throw Error(AOP_MEMORY_ERROR, std::string(Op::kName) + ": the graph kernel's workspace (" +
-                                          std::to_string(kGraphWorkspaceBytes) + " bytes) is too small for " +
-                                          std::to_string(bytes) + " more bytes");
-      }
-      void* block = base + used;
-      used += aligned;
-      return block;
-    };
+    ctx.workspace = [&block](size_t bytes) { return block.take(bytes); };
     // A host error (shapes MindSpore's infer let through) becomes MindSpore's exception for the
     // graph; data errors are the kernel's, raised at the next synchronisation (async_error.h).
-    Op::launch(inputs, outputs, ctx);
+    Op::run(Op::args(inputs, outputs, ctx.device), ctx);
     return true;
   }
+
+ private:
+  size_t workspace_bytes_ = 0;
 };
 
 }  // namespace ms_adapter

@@ -232,6 +232,12 @@ int64_t kernel_ub_bytes(const LightningIndexerTiling& t) {
   return ub_bytes_of(t.heads, t.head_chunk, t.block_pad, t.k_pad, t.rows_per_aiv, t.weights_float ? 4 : 2);
 }
 
+size_t npu_workspace_bytes(const Args& args, const aop_platform& platform) {
+  const Dims d = validate(args);
+  check_npu_limits(args, d);
+  return kernel_workspace_bytes(kernel_tiling(args, d, platform));
+}
+
 LightningIndexerTiling kernel_tiling(const Args& a, const Dims& d, const aop_platform& platform) {
   KeyBuilder key("lightning_indexer.kernel");
   key.add_tensor(TensorView(a.query))

@@ -31,23 +31,6 @@ Layout to_layout(int64_t code, const char* arg, bool is_key) {
                             " but has the unknown code " + std::to_string(code));
 }
 
-// Args from six tensor views (absent ones dropped by `present`) and the attributes.
-Args make(const aop_tensor* views, int64_t layout_query, int64_t layout_key, int64_t sparse_count,
-          int64_t sparse_mode, int64_t present) {
-  Args a;
-  a.query = views[0];
-  a.key = views[1];
-  a.weights = views[2];
-  if (present & 1) a.actual_seq_lengths_query = views[3];
-  if (present & 2) a.actual_seq_lengths_key = views[4];
-  if (present & 4) a.block_table = views[5];
-  a.layout_query = to_layout(layout_query, "layout_query", false);
-  a.layout_key = to_layout(layout_key, "layout_key", true);
-  a.sparse_count = sparse_count;
-  a.sparse_mode = sparse_mode;
-  return a;
-}
-
 // A scalar input of the aot kernel: a 0-d (or [1]) int64 / int32 / bool.
 int64_t scalar(void* data, int ndim, const int64_t* shape, const char* dtype, const char* name) {
   const bool one = ndim == 0 || (ndim == 1 && shape[0] == 1);
@@ -61,6 +44,22 @@ int64_t scalar(void* data, int ndim, const int64_t* shape, const char* dtype, co
 }
 
 }  // namespace
+
+Args graph_args(const aop_tensor* views, int64_t layout_query, int64_t layout_key, int64_t sparse_count,
+                int64_t sparse_mode, int64_t present) {
+  Args a;
+  a.query = views[0];
+  a.key = views[1];
+  a.weights = views[2];
+  if (present & 1) a.actual_seq_lengths_query = views[3];
+  if (present & 2) a.actual_seq_lengths_key = views[4];
+  if (present & 4) a.block_table = views[5];
+  a.layout_query = to_layout(layout_query, "layout_query", false);
+  a.layout_key = to_layout(layout_key, "layout_key", true);
+  a.sparse_count = sparse_count;
+  a.sparse_mode = sparse_mode;
+  return a;
+}
 
 int64_t layout_code(const std::string& name, const std::string& arg, bool is_key) {
   int64_t code = 0;
@@ -87,7 +86,7 @@ std::vector<int64_t> output_shape(const std::vector<std::vector<int64_t>>& shape
                                         ms_adapter::aot_dtype(dtypes[i].c_str(), kOp, kTensorNames[i]),
                                         aop_device{AOP_DEVICE_META, 0}, kOp, kTensorNames[i]);
     }
-    const Args args = make(views, layout_query, layout_key, sparse_count, sparse_mode, present);
+    const Args args = graph_args(views, layout_query, layout_key, sparse_count, sparse_mode, present);
     validate(args, false);
     shape = aop::lightning_indexer::output_shape(args);
   });
@@ -122,7 +121,7 @@ extern "C" int aop_lightning_indexer_aot(int nparam, void** params, int* ndims, 
                                              aop::ms_adapter::aot_dtype(dtypes[i], kOp, kTensorNames[i]),
                                              aop_device{AOP_DEVICE_CPU, 0}, kOp, kTensorNames[i]);
     }
-    Args args = make(views, s[0], s[1], s[2], s[3], present);
+    Args args = graph_args(views, s[0], s[1], s[2], s[3], present);
     const int out = kTensors + kScalars;
     args.sparse_indices = aop::ms_adapter::aot_tensor(params[out], ndims[out], shapes[out],
                                                       aop::ms_adapter::aot_dtype(dtypes[out], kOp, "sparse_indices"),

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "host/lightning_indexer.h"
+
 // The aot kernel, MindSpore 2.10's CPU aot signature. params (inputs, then outputs):
 //   0 query, 1 key, 2 weights, 3 actual_seq_lengths_query, 4 actual_seq_lengths_key,
 //   5 block_table (tensors; an absent optional tensor is a placeholder, see `present`),
@@ -37,5 +39,11 @@ int64_t layout_code(const std::string& name, const std::string& arg, bool is_key
 std::vector<int64_t> output_shape(const std::vector<std::vector<int64_t>>& shapes,
                                   const std::vector<std::string>& dtypes, int64_t layout_query, int64_t layout_key,
                                   int64_t sparse_count, int64_t sparse_mode, int64_t present);
+
+// The host Args from the six tensor views in the order above (the optional ones dropped unless
+// `present` flags them) and the attributes; ValueError for an unknown layout code. Shared by
+// the aot kernel and the Ascend graph kernel (mindspore/ascend/graph_npu.cpp). No outputs set.
+Args graph_args(const aop_tensor* views, int64_t layout_query, int64_t layout_key, int64_t sparse_count,
+                int64_t sparse_mode, int64_t present);
 
 }  // namespace aop::lightning_indexer::ms_graph

@@ -22,21 +22,21 @@ enum Input { kNumSeqs, kNumQueries, kBlockSize, kInputTokens, kSampled, kPositio
 struct Op {
   static constexpr const char* kName = "advance_step_flashattn";
 
-  static void launch(const std::vector<mindspore::kernel::KernelTensor*>& in,
-                     const std::vector<mindspore::kernel::KernelTensor*>& /*outputs: the dummy*/,
-                     const NpuContext& ctx) {
-    auto view = [&](Input i, const char* name) { return ms_adapter::kernel_tensor_view(in.at(i), ctx.device, kName, name); };
-    const Args a{ms_adapter::kernel_int(in.at(kNumSeqs)),
-                 ms_adapter::kernel_int(in.at(kNumQueries)),
-                 ms_adapter::kernel_int(in.at(kBlockSize)),
-                 view(kInputTokens, "input_tokens"),
-                 view(kSampled, "sampled_token_ids"),
-                 view(kPositions, "input_positions"),
-                 view(kSeqLens, "seq_lens"),
-                 view(kSlots, "slot_mapping"),
-                 view(kTables, "block_tables")};
-    run_npu(a, ctx);
+  static Args args(const std::vector<mindspore::kernel::KernelTensor*>& in,
+                   const std::vector<mindspore::kernel::KernelTensor*>& /*outputs: the dummy*/, int device) {
+    auto view = [&](Input i, const char* name) { return ms_adapter::kernel_tensor_view(in.at(i), device, kName, name); };
+    return Args{ms_adapter::kernel_int(in.at(kNumSeqs)),
+                ms_adapter::kernel_int(in.at(kNumQueries)),
+                ms_adapter::kernel_int(in.at(kBlockSize)),
+                view(kInputTokens, "input_tokens"),
+                view(kSampled, "sampled_token_ids"),
+                view(kPositions, "input_positions"),
+                view(kSeqLens, "seq_lens"),
+                view(kSlots, "slot_mapping"),
+                view(kTables, "block_tables")};
   }
+  static size_t workspace_bytes(const Args& a) { return npu_workspace_bytes(a, current_platform()); }
+  static void run(const Args& a, const NpuContext& ctx) { run_npu(a, ctx); }
 };
 
 // The dummy output: int32 [1]. The host checks every argument when the kernel launches.

@@ -21,17 +21,18 @@ enum Input { kKey, kValue, kKeyCache, kValueCache, kSlotMapping, kCacheMode, kHe
 struct Op {
   static constexpr const char* kName = "reshape_and_cache";
 
-  static void launch(const std::vector<mindspore::kernel::KernelTensor*>& in,
-                     const std::vector<mindspore::kernel::KernelTensor*>& /*outputs: the dummy*/,
-                     const NpuContext& ctx) {
-    auto view = [&](Input i, const char* name) { return ms_adapter::kernel_tensor_view(in.at(i), ctx.device, kName, name); };
+  static Args args(const std::vector<mindspore::kernel::KernelTensor*>& in,
+                   const std::vector<mindspore::kernel::KernelTensor*>& /*outputs: the dummy*/, int device) {
+    auto view = [&](Input i, const char* name) { return ms_adapter::kernel_tensor_view(in.at(i), device, kName, name); };
     Args a{view(kKey, "key"), view(kValue, "value"), view(kKeyCache, "key_cache"), view(kValueCache, "value_cache"),
            view(kSlotMapping, "slot_mapping")};
     const int64_t cache_mode = ms_adapter::kernel_int(in.at(kCacheMode));
     a.cache_mode = cache_mode == static_cast<int32_t>(cache_mode) ? static_cast<int32_t>(cache_mode) : -1;
     a.head_num = ms_adapter::kernel_int(in.at(kHeadNum));
-    run_npu(a, ctx);
+    return a;
   }
+  static size_t workspace_bytes(const Args& a) { return npu_workspace_bytes(a, current_platform()); }
+  static void run(const Args& a, const NpuContext& ctx) { run_npu(a, ctx); }
 };
 
 // The dummy output: int32 [1]. The host checks every argument when the kernel launches.

@@ -26,8 +26,11 @@ so it too works in every mode.
 
 ``device_target="CPU"`` always; ``"Ascend"`` only in a build with the mindspore wheel's Ascend
 plugin and CANN (``AOP_MS_ASCEND``: the PyNative call runs the AscendC kernel on MindSpore's
-current stream; compile-checked here, not run on NPU). Elsewhere the op raises ``RuntimeError``
-instead of handing device memory to the CPU kernel; ``ascend-ops list`` shows which.
+current stream; compile-checked here, not run on NPU). On Ascend the module's function calls the
+graph primitive generated ahead of time from ``mindspore/ascend/*_op.yaml`` (``_ms_graph.py``,
+chosen by ``ascend_ops.common.ms_graph`` when a graph is compiled; eagerly it runs the PyNative
+entry). Elsewhere, or where that was not built, the op raises ``RuntimeError`` naming the op and
+why instead of handing device memory to the CPU kernel; ``ascend-ops list`` shows which.
 
 Import ``mindspore`` before this module (numpy must be < 2 beside mindspore 2.10).
 """
@@ -41,8 +44,9 @@ from mindspore.graph.jit_context import jit_context
 from mindspore.ops import signature as sig
 
 from ascend_ops.common.loader import load_native
+from ascend_ops.common.ms_graph import npu_primitive, on_ascend
 
-__all__ = ["PRIMITIVE", "AdvanceStepFlashattn", "advance_step_flashattn"]
+__all__ = ["adv_step_flash_npu", "PRIMITIVE", "AdvanceStepFlashattn", "advance_step_flashattn"]
 
 _OP = "advance_step_flashattn"
 _native = load_native("ascend_ops.adv_step_flash", "mindspore")
@@ -166,5 +170,17 @@ def advance_step_flashattn(num_seqs, num_queries, block_size, input_tokens, samp
     RuntimeError
         On a device_target this build has no backend for.
     """
-    return PRIMITIVE(num_seqs, num_queries, block_size, input_tokens, sampled_token_ids, input_positions, seq_lens,
+    # On Ascend the generated primitive (mindspore/ascend/adv_step_flash_op.yaml), chosen when a
+    # graph is compiled; RuntimeError naming the op and why where it was not built.
+    primitive = npu_primitive("adv_step_flash", "ascend-op-adv-step-flash", "adv_step_flash_npu") if on_ascend() \
+        else PRIMITIVE
+    return primitive(num_seqs, num_queries, block_size, input_tokens, sampled_token_ids, input_positions, seq_lens,
                      slot_mapping, block_tables)
+
+
+def adv_step_flash_npu(num_seqs, num_queries, block_size, input_tokens, sampled_token_ids, input_positions,
+                       seq_lens, slot_mapping, block_tables):
+    """The eager function of the generated Ascend primitive (``_ms_graph.py`` imports it): the
+    PyNative entry, which runs the AscendC kernel on MindSpore's stream (not run on NPU)."""
+    return _native.advance_step_flashattn(num_seqs, num_queries, block_size, input_tokens, sampled_token_ids,
+                                          input_positions, seq_lens, slot_mapping, block_tables)

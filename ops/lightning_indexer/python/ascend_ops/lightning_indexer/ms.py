@@ -40,8 +40,11 @@ the primitive: compile-time constants when they are Python constants of the grap
 
 ``device_target="CPU"`` always; ``"Ascend"`` only in a build with the mindspore wheel's Ascend
 plugin and CANN (``AOP_MS_ASCEND``: the PyNative call runs the AscendC kernel on MindSpore's
-current stream; compile-checked here, not run on NPU). Elsewhere the op raises ``RuntimeError``
-instead of handing device memory to the CPU kernel; ``ascend-ops list`` shows which.
+current stream; compile-checked here, not run on NPU). On Ascend the module's function calls the
+graph primitive generated ahead of time from ``mindspore/ascend/*_op.yaml`` (``_ms_graph.py``,
+chosen by ``ascend_ops.common.ms_graph`` when a graph is compiled; eagerly it runs the PyNative
+entry). Elsewhere, or where that was not built, the op raises ``RuntimeError`` naming the op and
+why instead of handing device memory to the CPU kernel; ``ascend-ops list`` shows which.
 
 Import ``mindspore`` before this module (numpy must be < 2 beside mindspore 2.10).
 """
@@ -56,8 +59,9 @@ from mindspore import ops
 from mindspore.graph.jit_context import jit_context
 
 from ascend_ops.common.loader import load_native
+from ascend_ops.common.ms_graph import npu_primitive, on_ascend
 
-__all__ = ["ABSENT", "LAYOUT_CODES", "PRIMITIVE", "LightningIndexer", "lightning_indexer"]
+__all__ = ["lightning_indexer_npu", "ABSENT", "LAYOUT_CODES", "PRIMITIVE", "LightningIndexer", "lightning_indexer"]
 
 _OP = "lightning_indexer"
 _native = load_native("ascend_ops.lightning_indexer", "mindspore")
@@ -206,7 +210,12 @@ def lightning_indexer(query, key, weights, actual_seq_lengths_query=None, actual
         block_table = ABSENT
     else:
         present = present + 4
-    indices, values = PRIMITIVE(query, key, weights, actual_seq_lengths_query, actual_seq_lengths_key, block_table,
+    # On Ascend the generated primitive (mindspore/ascend/lightning_indexer_op.yaml, the same
+    # inputs), chosen when a graph is compiled; RuntimeError naming the op and why where it was
+    # not built.
+    primitive = npu_primitive(_OP, "ascend-op-lightning-indexer", "lightning_indexer_npu") if on_ascend() \
+        else PRIMITIVE
+    indices, values = primitive(query, key, weights, actual_seq_lengths_query, actual_seq_lengths_key, block_table,
                                 _layout_code(layout_query, "layout_query", False),
                                 _layout_code(layout_key, "layout_key", True), sparse_count, sparse_mode, present,
                                 return_value)
@@ -225,3 +234,12 @@ def _layout_code(name: str, arg: str, is_key: bool) -> int:
     if is_key and name == "PA_BSND":
         return 2
     return _native.layout_code(name, arg, is_key)
+
+
+def lightning_indexer_npu(query, key, weights, actual_seq_lengths_query, actual_seq_lengths_key, block_table,
+                          layout_query, layout_key, sparse_count, sparse_mode, present, return_value):
+    """The eager function of the generated Ascend primitive (``_ms_graph.py`` imports it): the
+    PyNative entry (the AscendC kernel on MindSpore's stream, not run on NPU); the primitive's
+    inputs. Returns (sparse_indices, sparse_values or None)."""
+    return PRIMITIVE(query, key, weights, actual_seq_lengths_query, actual_seq_lengths_key, block_table,
+                     layout_query, layout_key, sparse_count, sparse_mode, present, return_value)

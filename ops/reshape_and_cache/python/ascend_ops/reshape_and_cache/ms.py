@@ -29,8 +29,11 @@ compilers reject).
 
 ``device_target="CPU"`` always; ``"Ascend"`` only in a build with the mindspore wheel's Ascend
 plugin and CANN (``AOP_MS_ASCEND``: the PyNative call runs the AscendC kernel on MindSpore's
-current stream; compile-checked here, not run on NPU). Elsewhere the op raises ``RuntimeError``
-instead of handing device memory to the CPU kernel; ``ascend-ops list`` shows which.
+current stream; compile-checked here, not run on NPU). On Ascend the module's function calls the
+graph primitive generated ahead of time from ``mindspore/ascend/*_op.yaml`` (``_ms_graph.py``,
+chosen by ``ascend_ops.common.ms_graph`` when a graph is compiled; eagerly it runs the PyNative
+entry). Elsewhere, or where that was not built, the op raises ``RuntimeError`` naming the op and
+why instead of handing device memory to the CPU kernel; ``ascend-ops list`` shows which.
 
 Import ``mindspore`` before this module (numpy must be < 2 beside mindspore 2.10).
 """
@@ -44,11 +47,14 @@ from mindspore.graph.jit_context import jit_context
 from mindspore.ops import signature as sig
 
 from ascend_ops.common.loader import load_native
+from ascend_ops.common.ms_graph import npu_primitive, on_ascend
+from mindspore.ops.primitive import constexpr
 
-__all__ = ["PRIMITIVE", "KV_PRIMITIVE", "KEY_PRIMITIVE", "ReshapeAndCache", "ReshapeAndCacheAttrs",
+__all__ = ["reshape_and_cache_npu", "PRIMITIVE", "KV_PRIMITIVE", "KEY_PRIMITIVE", "ReshapeAndCache", "ReshapeAndCacheAttrs",
            "ReshapeAndCacheKey", "reshape_and_cache"]
 
 _OP = "reshape_and_cache"
+_PACKAGE = "ascend-op-reshape-and-cache"
 _native = load_native("ascend_ops.reshape_and_cache", "mindspore")
 
 
@@ -211,6 +217,9 @@ def reshape_and_cache(key, value, key_cache, value_cache, slot_mapping, cache_mo
     RuntimeError
         On a device_target this build has no backend for.
     """
+    if on_ascend():
+        return _ascend_primitive(value is None and value_cache is None)(
+            key, value, key_cache, value_cache, slot_mapping, cache_mode, 0 if head_num is None else head_num)
     if value is None and value_cache is None:
         return KEY_PRIMITIVE(key, key_cache, slot_mapping, _attrs(cache_mode, head_num))
     if cache_mode == 0 and head_num is None:
@@ -221,3 +230,19 @@ def reshape_and_cache(key, value, key_cache, value_cache, slot_mapping, cache_mo
 def _attrs(cache_mode, head_num):
     """The attrs input (cache_mode, head_num); head_num None is sent as 0 (not given)."""
     return ms.Tensor([cache_mode, 0 if head_num is None else head_num], ms.int64)
+
+
+@constexpr
+def _ascend_primitive(key_only: bool):
+    """The Ascend graph primitive (mindspore/ascend/reshape_and_cache_op.yaml), chosen when a
+    graph is compiled; RuntimeError naming the op and why where it was not built."""
+    if key_only:
+        raise RuntimeError(f"{_OP}: the key-only form (value and value_cache None) has no MindSpore Ascend "
+                           "kernel yet: pass value and value_cache")
+    return npu_primitive(_OP, _PACKAGE, "reshape_and_cache_npu")
+
+
+def reshape_and_cache_npu(key, value, key_cache, value_cache, slot_mapping, cache_mode=0, head_num=0):
+    """The eager function of the generated Ascend primitive (``_ms_graph.py`` imports it): the
+    PyNative entry, which runs the AscendC kernel on MindSpore's stream (not run on NPU)."""
+    return _native.reshape_and_cache(key, value, key_cache, value_cache, slot_mapping, cache_mode, head_num)
