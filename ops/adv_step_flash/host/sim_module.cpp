@@ -7,24 +7,14 @@
 #ifdef AOP_WITH_NPU_SIM
 #include <cstdint>
 
-#include "ascend_sim/test_context.hpp"
+#include "ascend_sim/sim_module.hpp"
 
 namespace py = pybind11;
 
 namespace aop::adv_step_flash {
 
 void bind_npu_sim(py::module_& m) {
-  m.attr("HAS_NPU_SIM") = true;
-  // The stand-in queue's drain poller must run before this op's error-record poller (pollers run
-  // in registration order; the records register on the first call): register it now.
-  ascend_sim::task_queue();
-  m.def(
-      "drain_npu_sim_queue",
-      [] {
-        py::gil_scoped_release release;
-        ascend_sim::task_queue().drain();
-      },
-      "Waits until the stand-in task queue has put every queued call's work on its stream.");
+  ascend_sim::bind_npu_sim_queue(m);
   m.def(
       "run_npu_sim",
       [](int64_t num_seqs, int64_t num_queries, int64_t block_size, py::array input_tokens,
@@ -32,9 +22,7 @@ void bind_npu_sim(py::module_& m) {
          const py::array& block_tables, uintptr_t stream, bool queued) {
         const Args args = numpy_args(num_seqs, num_queries, block_size, input_tokens, sampled_token_ids,
                                      input_positions, seq_lens, slot_mapping, block_tables);
-        const NpuContext ctx = ascend_sim::test_context(reinterpret_cast<aclrtStream>(stream), queued);
-        py::gil_scoped_release release;
-        run_npu(args, ctx);
+        ascend_sim::run_on_sim_stream(args, stream, queued, run_npu);
       },
       py::arg("num_seqs"), py::arg("num_queries"), py::arg("block_size"), py::arg("input_tokens"),
       py::arg("sampled_token_ids"), py::arg("input_positions"), py::arg("seq_lens"), py::arg("slot_mapping"),

@@ -9,24 +9,14 @@
 #include <optional>
 
 #include "ascend_ops/numpy_view.hpp"
-#include "ascend_sim/test_context.hpp"
+#include "ascend_sim/sim_module.hpp"
 
 namespace py = pybind11;
 
 namespace aop::lightning_indexer {
 
 void bind_npu_sim(py::module_& m) {
-  m.attr("HAS_NPU_SIM") = true;
-  // The stand-in queue's drain poller must run before this op's error-record poller (pollers run
-  // in registration order; the records register on the first call): register it now.
-  ascend_sim::task_queue();
-  m.def(
-      "drain_npu_sim_queue",
-      [] {
-        py::gil_scoped_release release;
-        ascend_sim::task_queue().drain();
-      },
-      "Waits until the stand-in task queue has put every queued call's work on its stream.");
+  ascend_sim::bind_npu_sim_queue(m);
   m.def(
       "run_npu_sim",
       [](const py::array& query, const py::array& key, const py::array& weights,
@@ -39,9 +29,7 @@ void bind_npu_sim(py::module_& m) {
                             sparse_count, sparse_mode, dtype);
         a.sparse_indices = aop::numpy_view(sparse_indices, "lightning_indexer", "sparse_indices", true);
         if (sparse_values) a.sparse_values = aop::numpy_view(*sparse_values, "lightning_indexer", "sparse_values", true);
-        const NpuContext ctx = ascend_sim::test_context(reinterpret_cast<aclrtStream>(stream), queued);
-        py::gil_scoped_release release;
-        run_npu(a, ctx);
+        ascend_sim::run_on_sim_stream(a, stream, queued, run_npu);
       },
       py::arg("query"), py::arg("key"), py::arg("weights"), py::arg("actual_seq_lengths_query") = py::none(),
       py::arg("actual_seq_lengths_key") = py::none(), py::arg("block_table") = py::none(),

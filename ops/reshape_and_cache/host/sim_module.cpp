@@ -7,33 +7,21 @@
 #ifdef AOP_WITH_NPU_SIM
 #include <cstdint>
 
-#include "ascend_sim/test_context.hpp"
+#include "ascend_sim/sim_module.hpp"
 
 namespace py = pybind11;
 
 namespace aop::reshape_and_cache {
 
 void bind_npu_sim(py::module_& m) {
-  m.attr("HAS_NPU_SIM") = true;
-  // The stand-in queue's drain poller must run before this op's error-record poller (pollers run
-  // in registration order; the records register on the first call): register it now.
-  ascend_sim::task_queue();
-  m.def(
-      "drain_npu_sim_queue",
-      [] {
-        py::gil_scoped_release release;
-        ascend_sim::task_queue().drain();
-      },
-      "Waits until the stand-in task queue has put every queued call's work on its stream.");
+  ascend_sim::bind_npu_sim_queue(m);
   m.def(
       "run_npu_sim",
       [](const py::array& key, const py::object& value, py::array key_cache, const py::object& value_cache,
          const py::array& slot_mapping, uintptr_t stream, bool queued, const std::string& dtype, int64_t cache_mode,
          int64_t head_num) {
         const Args args = numpy_args(key, value, key_cache, value_cache, slot_mapping, dtype, cache_mode, head_num);
-        const NpuContext ctx = ascend_sim::test_context(reinterpret_cast<aclrtStream>(stream), queued);
-        py::gil_scoped_release release;
-        run_npu(args, ctx);
+        ascend_sim::run_on_sim_stream(args, stream, queued, run_npu);
       },
       py::arg("key"), py::arg("value").none(true), py::arg("key_cache"), py::arg("value_cache").none(true),
       py::arg("slot_mapping"), py::arg("stream"), py::arg("queued") = false, py::arg("dtype") = "",
