@@ -307,11 +307,7 @@ def main(argv=None) -> int:
     import npu_sim  # bench/npu_sim.py: the npu path on the simulated Ascend runtime
     from ascend_ops.common import npu_sim_bench
 
-    sim_rows = npu_sim.rows()
-    if sim_rows:
-        print()
-        print(format_table(npu_sim_bench.HEADERS, sim_rows))
-        print(npu_sim_bench.NOTE)
+    npu_sim_bench.print_rows(npu_sim.rows())
 
     args.out.mkdir(parents=True, exist_ok=True)
     bench.write_csv(results, args.out / f"{OP}.csv")

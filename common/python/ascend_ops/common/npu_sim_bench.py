@@ -13,8 +13,9 @@ import time
 from typing import Callable, List
 
 from . import ascend_sim
+from ._table import format_table
 
-__all__ = ["HEADERS", "NOTE", "npu_sim_row"]
+__all__ = ["HEADERS", "NOTE", "npu_sim_row", "print_rows"]
 
 HEADERS = ["npu path (simulated runtime)", "syncs/call", "H2D/call", "D2H/call", "D2D/call", "allocs/call",
            "launches/call", "host µs/call"]
@@ -35,3 +36,12 @@ def npu_sim_row(label: str, call: Callable[[], None], stream: "ascend_sim.Stream
     per = lambda n: n / calls  # noqa: E731
     return [label, per(d.synchronizations), per(d.h2d_copies), per(d.d2h_copies), per(d.d2d_copies),
             per(d.allocations), per(d.launches), round(host_us, 2)]
+
+
+def print_rows(rows: List) -> None:
+    """Prints an op's npu_sim rows as the bench's table, with its note; nothing when there are none
+    (no simulated runtime in this build)."""
+    if rows:
+        print()
+        print(format_table(HEADERS, rows))
+        print(NOTE)
