@@ -6,8 +6,8 @@
 // No host synchronisation, no copy and no allocation in steady state.
 // Built against CANN's acl/acl.h (AOP_WITH_NPU) or the simulated runtime's (AOP_WITH_NPU_SIM).
 #include "acl/acl.h"
-#include "ascend_ops/npu/device_tiling.hpp"
 #include "ascend_ops/npu/error_record.hpp"
+#include "ascend_ops/npu/launch_buffers.hpp"
 #include "ascend_ops/npu/npu_call.hpp"
 #include "ascend_ops/platform.hpp"
 #include "host/adv_step_flash.h"
@@ -30,18 +30,15 @@ void run_npu(const Args& a, const NpuContext& ctx) {
   npu::begin_call(&records);
   validate(a);
   const AdvStepFlashTiling t = tiling(a, current_platform());
-  auto stream = static_cast<aclrtStream>(ctx.stream);
-  auto* tiling_on_device = static_cast<uint8_t*>(npu::device_tiling(kOp, t, ctx.device, stream));
-  auto* workspace = static_cast<uint8_t*>(ctx.workspace(kernel_workspace_bytes(t)));
-  auto* record = static_cast<uint8_t*>(records.device_record(ctx.device));
+  const npu::LaunchBuffers b = npu::launch_buffers(kOp, t, kernel_workspace_bytes(t), ctx, records);
   const auto gm = [](void* p) { return static_cast<uint8_t*>(p); };
   // The kernel's SyncAll needs every block resident at once (block_dim <= the AIV count).
   submit_npu_work(ctx, [=] {
-    adv_step_flash_launch(static_cast<uint32_t>(t.block_dim), stream, gm(a.input_tokens.data),
+    adv_step_flash_launch(static_cast<uint32_t>(t.block_dim), b.stream, gm(a.input_tokens.data),
                           gm(a.sampled_token_ids.data), gm(a.input_positions.data), gm(a.seq_lens.data),
-                          gm(a.slot_mapping.data), gm(a.block_tables.data), workspace, record, tiling_on_device);
+                          gm(a.slot_mapping.data), gm(a.block_tables.data), b.workspace, b.record, b.tiling);
   });
-  npu::end_call(kOp, stream, &records);
+  npu::end_call(kOp, b.stream, &records);
 }
 
 }  // namespace aop::adv_step_flash

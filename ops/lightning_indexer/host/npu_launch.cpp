@@ -6,8 +6,8 @@
 // point (npu/error_record.hpp). No host synchronisation, no copy and no allocation in steady state.
 // Built against CANN's acl/acl.h (AOP_WITH_NPU) or the simulated runtime's (AOP_WITH_NPU_SIM).
 #include "acl/acl.h"
-#include "ascend_ops/npu/device_tiling.hpp"
 #include "ascend_ops/npu/error_record.hpp"
+#include "ascend_ops/npu/launch_buffers.hpp"
 #include "ascend_ops/npu/npu_call.hpp"
 #include "ascend_ops/platform.hpp"
 #include "ascend_ops/tensor.hpp"
@@ -36,20 +36,17 @@ void run_npu(const Args& a, const NpuContext& ctx) {
   check_npu_limits(a, d);
   const LightningIndexerTiling t = kernel_tiling(a, d, current_platform());
   if (t.items == 0 || TensorView(a.sparse_indices).numel() == 0) return;
-  auto stream = static_cast<aclrtStream>(ctx.stream);
-  auto* tiling_on_device = static_cast<uint8_t*>(npu::device_tiling(kOp, t, ctx.device, stream));
   // MIX 1:2 launch: block_dim (<= the AIC count) groups of 1 AIC + 2 AIVs. The workspace: one
   // check slot per AIV, then two GM score slots per AIC and the partial lists of split items.
-  auto* workspace = gm(ctx.workspace(kernel_workspace_bytes(t)));
-  auto* record = gm(records.device_record(ctx.device));
+  const npu::LaunchBuffers b = npu::launch_buffers(kOp, t, kernel_workspace_bytes(t), ctx, records);
   submit_npu_work(ctx, [=] {
-    lightning_indexer_launch(static_cast<uint32_t>(t.block_dim), stream, gm(a.query.data), gm(a.key.data),
+    lightning_indexer_launch(static_cast<uint32_t>(t.block_dim), b.stream, gm(a.query.data), gm(a.key.data),
                              gm(a.weights.data), gm_or_null(a.actual_seq_lengths_query),
                              gm_or_null(a.actual_seq_lengths_key), gm_or_null(a.block_table),
-                             gm(a.sparse_indices.data), gm_or_null(a.sparse_values), workspace, record,
-                             tiling_on_device);
+                             gm(a.sparse_indices.data), gm_or_null(a.sparse_values), b.workspace, b.record,
+                             b.tiling);
   });
-  npu::end_call(kOp, stream, &records);
+  npu::end_call(kOp, b.stream, &records);
 }
 
 }  // namespace aop::lightning_indexer
