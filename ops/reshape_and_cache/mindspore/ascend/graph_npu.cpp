@@ -3,13 +3,10 @@
 // rw_write inputs (side_effect_mem): the kernel writes them in place through their device
 // addresses; the output is a dummy int32 [1]. Built only with AOP_MS_ASCEND (the mindspore wheel's
 // Ascend plugin plus CANN); compile- and link-checked here, not run on NPU.
-#include <memory>
-
-#include "abstract/dshape.h"
-#include "ir/dtype.h"
 #include "include/kernel/ascend/custom/kernel_mod_impl/custom_kernel_factory.h"
 #include "include/kernel/ascend/custom/kernel_mod_impl/custom_register.h"
 
+#include "ascend_ops/mindspore_dummy_output.hpp"
 #include "ascend_ops/mindspore_graph_npu.hpp"
 #include "host/reshape_and_cache.h"
 
@@ -35,18 +32,7 @@ struct Op {
   static void run(const Args& a, const NpuContext& ctx) { run_npu(a, ctx); }
 };
 
-// The dummy output: int32 [1]. The host checks every argument when the kernel launches.
-class FuncImpl : public mindspore::ops::OpFuncImpl {
- public:
-  mindspore::BaseShapePtr InferShape(const mindspore::PrimitivePtr& /*primitive*/,
-                                     const std::vector<mindspore::AbstractBasePtr>& /*inputs*/) const override {
-    return std::make_shared<mindspore::abstract::TensorShape>(mindspore::ShapeVector{1});
-  }
-  mindspore::TypePtr InferType(const mindspore::PrimitivePtr& /*primitive*/,
-                               const std::vector<mindspore::AbstractBasePtr>& /*inputs*/) const override {
-    return std::make_shared<mindspore::TensorType>(mindspore::kInt32);
-  }
-};
+using FuncImpl = ms_adapter::DummyOutputFuncImpl;
 
 using Kernel = ms_adapter::NpuKernelMod<Op>;
 
