@@ -6,30 +6,16 @@ RuntimeError naming the op and why. No NPU here: device_target and the build inf
 """
 from __future__ import annotations
 
-import sys
-import types
-from pathlib import Path
-
 import numpy as np
 import pytest
-import yaml
 
 ms = pytest.importorskip("mindspore", reason="mindspore is not installed")  # before the adapter
 from mindspore import Parameter, Tensor, nn  # noqa: E402
 
 import ascend_ops.adv_step_flash._build_info as info  # noqa: E402
-from ascend_ops.common import ms_graph  # noqa: E402
+from ascend_ops.common import ms_ascend_testing as fake  # noqa: E402
+from ascend_ops.common.ms_ascend_testing import on_ascend  # noqa: E402,F401  (a fixture)
 from ascend_ops.adv_step_flash import ms as op_ms  # noqa: E402
-
-YAML = Path(__file__).resolve().parent.parent / "mindspore" / "ascend" / "adv_step_flash_op.yaml"
-
-
-@pytest.fixture
-def on_ascend(monkeypatch):
-    monkeypatch.setattr(ms_graph, "device_target", lambda: "Ascend")
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-    yield
-    ms.set_context(mode=ms.PYNATIVE_MODE)
 
 
 def inputs():
@@ -38,20 +24,15 @@ def inputs():
             Parameter(ints(3, 0), name="seq_lens"), Parameter(ints(0, 0), name="slots"), ints(0, 1, 2, 3))
 
 
-def not_built(monkeypatch):
-    monkeypatch.setattr(info, "FRAMEWORKS", {**info.FRAMEWORKS, "mindspore_ascend": False})
-    monkeypatch.setattr(info, "NOT_BUILT_WHY", {"mindspore_ascend": "CANN was not found when the op was built"})
-
-
 def test_not_built_raises_naming_the_op_and_why(on_ascend, monkeypatch):
-    not_built(monkeypatch)
+    fake.fake_not_built(monkeypatch, info)
     with pytest.raises(RuntimeError, match=r"^adv_step_flash: MindSpore's device_target is 'Ascend'.*"
                                            r"ascend-op-adv-step-flash.*CANN was not found"):
         op_ms.advance_step_flashattn(*inputs())
 
 
 def test_not_built_raises_when_a_graph_is_compiled(on_ascend, monkeypatch):
-    not_built(monkeypatch)
+    fake.fake_not_built(monkeypatch, info)
     ms.set_context(mode=ms.GRAPH_MODE)
     n, q, b, *tensors = inputs()
 
@@ -64,14 +45,10 @@ def test_not_built_raises_when_a_graph_is_compiled(on_ascend, monkeypatch):
 
 
 def test_built_calls_the_generated_primitive_with_the_yaml_inputs(on_ascend, monkeypatch):
-    calls = []
-    generated = types.ModuleType("ascend_ops.adv_step_flash._ms_graph")
-    generated.adv_step_flash_npu_op = lambda *args: calls.append(args) or "out"
-    monkeypatch.setitem(sys.modules, generated.__name__, generated)
-    monkeypatch.setattr(info, "FRAMEWORKS", {**info.FRAMEWORKS, "mindspore_ascend": True})
+    calls = fake.fake_generated_primitive(monkeypatch, info, "adv_step_flash", "out")
     args = inputs()
     assert op_ms.advance_step_flashattn(*args) == "out"
-    names = list(yaml.safe_load(YAML.read_text())["adv_step_flash_npu"]["args"])
+    names = fake.yaml_arg_names(__file__, "adv_step_flash")
     assert len(names) == len(args) and calls == [args]
 
 

@@ -6,30 +6,16 @@ RuntimeError naming the op and why. No NPU here: device_target and the build inf
 """
 from __future__ import annotations
 
-import sys
-import types
-from pathlib import Path
-
 import numpy as np
 import pytest
-import yaml
 
 ms = pytest.importorskip("mindspore", reason="mindspore is not installed")  # before the adapter
 from mindspore import Tensor, nn  # noqa: E402
 
 import ascend_ops.lightning_indexer._build_info as info  # noqa: E402
-from ascend_ops.common import ms_graph  # noqa: E402
+from ascend_ops.common import ms_ascend_testing as fake  # noqa: E402
+from ascend_ops.common.ms_ascend_testing import on_ascend  # noqa: E402,F401  (a fixture)
 from ascend_ops.lightning_indexer import ms as op_ms  # noqa: E402
-
-YAML = Path(__file__).resolve().parent.parent / "mindspore" / "ascend" / "lightning_indexer_op.yaml"
-
-
-@pytest.fixture
-def on_ascend(monkeypatch):
-    monkeypatch.setattr(ms_graph, "device_target", lambda: "Ascend")
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-    yield
-    ms.set_context(mode=ms.PYNATIVE_MODE)
 
 
 def inputs():
@@ -38,20 +24,15 @@ def inputs():
             Tensor(np.ones((1, 2, 4), np.float16)))
 
 
-def not_built(monkeypatch):
-    monkeypatch.setattr(info, "FRAMEWORKS", {**info.FRAMEWORKS, "mindspore_ascend": False})
-    monkeypatch.setattr(info, "NOT_BUILT_WHY", {"mindspore_ascend": "CANN was not found when the op was built"})
-
-
 def test_not_built_raises_naming_the_op_and_why(on_ascend, monkeypatch):
-    not_built(monkeypatch)
+    fake.fake_not_built(monkeypatch, info)
     with pytest.raises(RuntimeError, match=r"^lightning_indexer: MindSpore's device_target is 'Ascend'.*"
                                            r"ascend-op-lightning-indexer.*CANN was not found"):
         op_ms.lightning_indexer(*inputs(), layout_key="BSND", sparse_count=8)
 
 
 def test_not_built_raises_when_a_graph_is_compiled(on_ascend, monkeypatch):
-    not_built(monkeypatch)
+    fake.fake_not_built(monkeypatch, info)
     ms.set_context(mode=ms.GRAPH_MODE)
 
     class Cell(nn.Cell):
@@ -63,14 +44,10 @@ def test_not_built_raises_when_a_graph_is_compiled(on_ascend, monkeypatch):
 
 
 def test_built_calls_the_generated_primitive_with_the_yaml_inputs(on_ascend, monkeypatch):
-    calls = []
-    generated = types.ModuleType("ascend_ops.lightning_indexer._ms_graph")
-    generated.lightning_indexer_npu_op = lambda *args: calls.append(args) or ("indices", "values")
-    monkeypatch.setitem(sys.modules, generated.__name__, generated)
-    monkeypatch.setattr(info, "FRAMEWORKS", {**info.FRAMEWORKS, "mindspore_ascend": True})
+    calls = fake.fake_generated_primitive(monkeypatch, info, "lightning_indexer", ("indices", "values"))
     args = inputs()
     assert op_ms.lightning_indexer(*args, layout_key="BSND", sparse_count=8, return_value=True) == ("indices", "values")
-    names = list(yaml.safe_load(YAML.read_text())["lightning_indexer_npu"]["args"])
+    names = fake.yaml_arg_names(__file__, "lightning_indexer")
     assert len(calls) == 1 and len(calls[0]) == len(names)
     assert calls[0][:3] == args and calls[0][3:6] == (op_ms.ABSENT,) * 3
     assert calls[0][6:] == (op_ms.LAYOUT_CODES["BSND"], op_ms.LAYOUT_CODES["BSND"], 8, 3, 0, True)

@@ -6,30 +6,16 @@ RuntimeError naming the op and why. No NPU here: device_target and the build inf
 """
 from __future__ import annotations
 
-import sys
-import types
-from pathlib import Path
-
 import numpy as np
 import pytest
-import yaml
 
 ms = pytest.importorskip("mindspore", reason="mindspore is not installed")  # before the adapter
 from mindspore import Parameter, Tensor, nn  # noqa: E402
 
 import ascend_ops.reshape_and_cache._build_info as info  # noqa: E402
-from ascend_ops.common import ms_graph  # noqa: E402
+from ascend_ops.common import ms_ascend_testing as fake  # noqa: E402
+from ascend_ops.common.ms_ascend_testing import on_ascend  # noqa: E402,F401  (a fixture)
 from ascend_ops.reshape_and_cache import ms as rac_ms  # noqa: E402
-
-YAML = Path(__file__).resolve().parent.parent / "mindspore" / "ascend" / "reshape_and_cache_op.yaml"
-
-
-@pytest.fixture
-def on_ascend(monkeypatch):
-    monkeypatch.setattr(ms_graph, "device_target", lambda: "Ascend")
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-    yield
-    ms.set_context(mode=ms.PYNATIVE_MODE)
 
 
 def inputs():
@@ -38,20 +24,15 @@ def inputs():
     return key, key, caches[0], caches[1], Tensor(np.array([0, 5], np.int32))
 
 
-def not_built(monkeypatch):
-    monkeypatch.setattr(info, "FRAMEWORKS", {**info.FRAMEWORKS, "mindspore_ascend": False})
-    monkeypatch.setattr(info, "NOT_BUILT_WHY", {"mindspore_ascend": "CANN was not found when the op was built"})
-
-
 def test_not_built_raises_naming_the_op_and_why(on_ascend, monkeypatch):
-    not_built(monkeypatch)
+    fake.fake_not_built(monkeypatch, info)
     with pytest.raises(RuntimeError, match=r"^reshape_and_cache: MindSpore's device_target is 'Ascend'.*"
                                            r"ascend-op-reshape-and-cache.*CANN was not found"):
         rac_ms.reshape_and_cache(*inputs())
 
 
 def test_not_built_raises_when_a_graph_is_compiled(on_ascend, monkeypatch):
-    not_built(monkeypatch)
+    fake.fake_not_built(monkeypatch, info)
     ms.set_context(mode=ms.GRAPH_MODE)
 
     class Cell(nn.Cell):
@@ -63,14 +44,10 @@ def test_not_built_raises_when_a_graph_is_compiled(on_ascend, monkeypatch):
 
 
 def test_built_calls_the_generated_primitive_with_the_yaml_inputs(on_ascend, monkeypatch):
-    calls = []
-    generated = types.ModuleType("ascend_ops.reshape_and_cache._ms_graph")
-    generated.reshape_and_cache_npu_op = lambda *args: calls.append(args) or "out"
-    monkeypatch.setitem(sys.modules, generated.__name__, generated)
-    monkeypatch.setattr(info, "FRAMEWORKS", {**info.FRAMEWORKS, "mindspore_ascend": True})
+    calls = fake.fake_generated_primitive(monkeypatch, info, "reshape_and_cache", "out")
     args = inputs()
     assert rac_ms.reshape_and_cache(*args, cache_mode=0, head_num=None) == "out"
-    names = list(yaml.safe_load(YAML.read_text())["reshape_and_cache_npu"]["args"])
+    names = fake.yaml_arg_names(__file__, "reshape_and_cache")
     assert len(calls) == 1 and len(calls[0]) == len(names)
     assert calls[0][:5] == args and calls[0][5:] == (0, 0)  # cache_mode, head_num (None -> 0)
 
