@@ -7,6 +7,14 @@ plugin and CANN are (``AOP_WITH_MINDSPORE_ASCEND``), CMake runs MindSpore's own 
 ``mindspore/ascend/*_op.yaml``: the OpDef is compiled into ``_ms`` beside the KernelMod
 (``MS_CUSTOM_OPS_REGISTER``), the primitive class is installed as ``ascend_ops/<op>/_ms_graph.py``.
 
+What every op's ``ms.py`` does with it: ``device_target="CPU"`` always; ``"Ascend"`` only in a
+build with the mindspore wheel's Ascend plugin and CANN (``AOP_MS_ASCEND``: the PyNative call runs
+the AscendC kernel on MindSpore's current stream; compile-checked here, not run on NPU). On Ascend
+the op's function calls the generated graph primitive (``_ms_graph.py``, chosen here when a graph
+is compiled; eagerly it runs the PyNative entry). Elsewhere, or where that was not built, the op
+raises ``RuntimeError`` naming the op and why instead of handing device memory to the CPU kernel;
+``ascend-ops list`` shows which.
+
 Both helpers are ``constexpr``: a graph (GRAPH_MODE, ``ms.jit``) evaluates them when it is
 compiled, so the branch in ``ms.py`` is folded and the chosen primitive is what the graph records.
 Import mindspore before this module.

@@ -24,13 +24,7 @@ so it too works in every mode.
   block index ..."). A graph gets one int32 ``[1]`` output (0) to ignore; PyNative returns
   ``None``.
 
-``device_target="CPU"`` always; ``"Ascend"`` only in a build with the mindspore wheel's Ascend
-plugin and CANN (``AOP_MS_ASCEND``: the PyNative call runs the AscendC kernel on MindSpore's
-current stream; compile-checked here, not run on NPU). On Ascend the module's function calls the
-graph primitive generated ahead of time from ``mindspore/ascend/*_op.yaml`` (``_ms_graph.py``,
-chosen by ``ascend_ops.common.ms_graph`` when a graph is compiled; eagerly it runs the PyNative
-entry). Elsewhere, or where that was not built, the op raises ``RuntimeError`` naming the op and
-why instead of handing device memory to the CPU kernel; ``ascend-ops list`` shows which.
+Device targets (CPU always, Ascend only where built): see ``ascend_ops.common.ms_graph``.
 
 Import ``mindspore`` before this module (numpy must be < 2 beside mindspore 2.10).
 """
