@@ -40,7 +40,9 @@ AdvStepFlashTiling compute(const Args& a, const aop_platform& platform) {
   t.cores_with_extra = static_cast<int32_t>(a.num_seqs % t.block_dim);
 
   const int64_t per_seq = kBufferNum * (kInSections + kOutSections) * kSectionElem;
-  const int64_t ub_chunk = std::max<int64_t>(kChunkAlign, platform.ub_bytes / per_seq / kChunkAlign * kChunkAlign);
+  const int64_t check_ub = t.block_dim * kAsfCheckWords * 8;  // the kernel's check slots
+  const int64_t ub_chunk =
+      std::max<int64_t>(kChunkAlign, (platform.ub_bytes - check_ub) / per_seq / kChunkAlign * kChunkAlign);
   const int64_t need = (t.seqs_per_core + (t.cores_with_extra > 0 ? 1 : 0) + kChunkAlign - 1) / kChunkAlign * kChunkAlign;
   t.chunk_seqs = static_cast<int32_t>(std::min({std::max(need, kChunkAlign), ub_chunk, kMaxChunk}));
   return t;

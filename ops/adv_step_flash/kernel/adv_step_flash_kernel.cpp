@@ -8,8 +8,8 @@
 // time by their element size in the tiling, so one kernel serves every dtype combination.
 // All or nothing: first every core checks its advancing rows exactly as the host's check_data
 // does (seq_len >= 0, block index in the table, block id >= 0, no int64 overflow, every value fits
-// its output's dtype) and publishes its verdict in its workspace slot
-// (kernel/adv_step_flash_check.h); after SyncAll, no core writes an output if any core found an
+// its output's dtype) while it computes them into UB (every input is read once), and publishes its
+// verdict in its workspace slot (kernel/adv_step_flash_check.h); after SyncAll, no core writes an output if any core found an
 // error, and core 0 records the first one (lowest core = lowest row) in the error record.
 // Compiles with CANN's compiler on NPU and with g++ against the AscendC emulator.
 #include "kernel_operator.h"
@@ -57,25 +57,8 @@ constexpr int64_t kInt64Max = 0x7fffffffffffffffLL;
 constexpr int64_t kInt32Max = 0x7fffffffLL;
 constexpr int64_t kInt32Min = -0x80000000LL;
 
-// An int32 / int64 GM array read one element at a time by the scalar unit (the check phase).
-class GmInts {
- public:
-  __aicore__ inline void Init(GM_ADDR data, int32_t bytes) {
-    bytes_ = bytes;
-    i32_.SetGlobalBuffer((__gm__ int32_t*)data);
-    i64_.SetGlobalBuffer((__gm__ int64_t*)data);
-  }
-  __aicore__ inline int64_t Get(int64_t i) const {
-    return bytes_ == 8 ? i64_.GetValue(i) : static_cast<int64_t>(i32_.GetValue(i));
-  }
-  // Whether v fits the array's dtype (as an output).
-  __aicore__ inline bool Fits(int64_t v) const { return bytes_ == 8 || (v >= kInt32Min && v <= kInt32Max); }
-
- private:
-  AscendC::GlobalTensor<int32_t> i32_;
-  AscendC::GlobalTensor<int64_t> i64_;
-  int32_t bytes_ = 4;
-};
+// Whether v fits an output array of `bytes` per element (int32 or int64).
+__aicore__ inline bool Fits(int64_t v, int32_t bytes) { return bytes == 8 || (v >= kInt32Min && v <= kInt32Max); }
 
 class AdvStepFlashKernel {
  public:
@@ -97,79 +80,98 @@ class AdvStepFlashKernel {
     slots_.SetGlobalBuffer((__gm__ uint8_t*)slot_mapping, tiling.num_seqs * tiling.slot_bytes);
     tables32_.SetGlobalBuffer((__gm__ int32_t*)block_tables);
     tables64_.SetGlobalBuffer((__gm__ int64_t*)block_tables);
-    check_sampled_.Init(sampled_token_ids, tiling.sampled_bytes);
-    check_lens_.Init(seq_lens, tiling.seq_len_bytes);
-    check_tables_.Init(block_tables, tiling.table_bytes);
-    check_tokens_.Init(input_tokens, tiling.token_bytes);
-    check_positions_.Init(input_positions, tiling.position_bytes);
-    check_slots_.Init(slot_mapping, tiling.slot_bytes);
     pipe_.InitBuffer(in_queue_, BUFFER_NUM, 2 * section_);   // seq_lens | sampled_token_ids
     pipe_.InitBuffer(out_queue_, BUFFER_NUM, 4 * section_);  // tokens | positions | seq_lens | slots
+    pipe_.InitBuffer(check_buf_, asf_check::UbBytes(tiling.block_dim));
   }
 
   // The check phase: true when no core found an error. Reads sampled_token_ids, seq_lens and
-  // block_tables only.
+  // block_tables only. The rows are checked while they are computed into UB: when this core's rows
+  // fit one chunk (the usual case), that chunk stays queued for Process to write out; otherwise
+  // every chunk is computed here only for its checks, and again in Process.
   __aicore__ inline bool Check(GM_ADDR workspace, GM_ADDR error_record) {
     const int64_t core = AscendC::GetBlockIdx();
     int64_t record[asf_check::kWords] = {kAsfOk, 0, 0, 0, 0, 0, 0, 0};
-    const int64_t rows_end = end_ < t_.num_queries ? end_ : t_.num_queries;
-    for (int64_t i = begin_; i < rows_end && record[0] == kAsfOk; ++i) CheckRow(i, record);
-    asf_check::Publish(workspace, core, record);
-    // A hardware SyncAll of the AIVs: the kernel is MIX_AIV_1_0 (an AIV_ONLY launch has no
-    // cross-core scheduler, SyncAll.md / CrossCoreSetFlag(ISASI).md).
-    AscendC::SyncAll<true>();
-    for (int64_t c = 0; c < t_.block_dim; ++c) {
-      if (asf_check::SlotCode(workspace, c) != kAsfOk) {  // the lowest core holds the lowest row
-        if (core == 0) asf_check::Record(error_record, workspace, c);
-        return false;
-      }
+    one_chunk_ = end_ - begin_ <= t_.chunk_seqs;
+    for (int64_t start = begin_; start < end_ && record[0] == kAsfOk; start += t_.chunk_seqs) {
+      Stage(start, record);
+      if (!one_chunk_) Discard();
     }
-    return true;
+    const AscendC::LocalTensor<int64_t> slots_ub = check_buf_.Get<int64_t>();
+    const int64_t bad = asf_check::Exchange(pipe_, workspace, core, t_.block_dim, record, slots_ub);
+    if (bad < 0) return true;
+    if (core == 0) asf_check::Record(error_record, slots_ub, bad);
+    if (one_chunk_ && begin_ < end_) Discard();
+    return false;
   }
 
   __aicore__ inline void Process() {
+    if (one_chunk_) {
+      if (begin_ < end_) CopyOut(begin_, Count(begin_), Queries(begin_));
+      return;
+    }
+    int64_t record[asf_check::kWords] = {kAsfOk, 0, 0, 0, 0, 0, 0, 0};  // stays clean: Check passed
     for (int64_t start = begin_; start < end_; start += t_.chunk_seqs) {
-      const int64_t left = end_ - start;
-      const uint32_t count = static_cast<uint32_t>(left < t_.chunk_seqs ? left : t_.chunk_seqs);
-      // Rows start .. start + queries advance; the rest of the chunk are padding rows.
-      const int64_t q = t_.num_queries - start;
-      const uint32_t queries = static_cast<uint32_t>(q <= 0 ? 0 : (q < count ? q : count));
-      CopyIn(start, queries);
-      Compute(start, count, queries);
-      CopyOut(start, count, queries);
+      Stage(start, record);
+      CopyOut(start, Count(start), Queries(start));
     }
   }
 
  private:
+  __aicore__ inline uint32_t Count(int64_t start) const {
+    const int64_t left = end_ - start;
+    return static_cast<uint32_t>(left < t_.chunk_seqs ? left : t_.chunk_seqs);
+  }
+
+  // Rows start .. start + Queries(start) of the chunk advance; the rest are padding rows.
+  __aicore__ inline uint32_t Queries(int64_t start) const {
+    const int64_t q = t_.num_queries - start;
+    const uint32_t count = Count(start);
+    return static_cast<uint32_t>(q <= 0 ? 0 : (q < count ? q : count));
+  }
+
+  // The chunk at `start` in, computed and checked; its outputs wait in out_queue_.
+  __aicore__ inline void Stage(int64_t start, int64_t* record) {
+    CopyIn(start, Queries(start));
+    Compute(start, Count(start), Queries(start), record);
+  }
+
+  // Drops a computed chunk unwritten.
+  __aicore__ inline void Discard() {
+    AscendC::LocalTensor<uint8_t> out = out_queue_.DeQue<uint8_t>();
+    out_queue_.FreeTensor(out);
+  }
+
   // Row i's checks in the host's order (host/step.h compute_row); the first failing one fills
-  // `record` (words: kernel/adv_step_flash_tiling.h).
-  __aicore__ inline void CheckRow(int64_t i, int64_t* record) {
+  // `record` (words: kernel/adv_step_flash_tiling.h) and returns false. Sets the row's block id.
+  __aicore__ inline bool CheckRow(int64_t i, int64_t pos, int64_t token, int64_t* record, int64_t& block) {
     const int64_t bs = t_.block_size;
-    const int64_t pos = check_lens_.Get(i);
-    const int64_t token = check_sampled_.Get(i);
     record[1] = i;
     if (pos < 0) return Fail(record, kAsfSeqLenNegative, pos);
-    const int64_t index = pos / bs;
+    const int64_t index = pos / bs;  // exact integer division
     const int64_t offset = pos - index * bs;
     if (index >= t_.max_blocks) return Fail(record, kAsfBlockIndexBeyond, pos, index, bs, t_.max_blocks);
-    const int64_t block = check_tables_.Get(i * t_.table_row_stride + index);
+    const uint64_t entry = static_cast<uint64_t>(i * t_.table_row_stride + index);
+    block = t_.table_bytes == 8 ? tables64_.GetValue(entry) : static_cast<int64_t>(tables32_.GetValue(entry));
     if (block < 0) return Fail(record, kAsfBlockIdNegative, block, index);
     if (block > (kInt64Max - offset) / bs) return Fail(record, kAsfSlotOverflow, block, index, bs, offset);
     const int64_t slot = block * bs + offset;
     if (pos == kInt64Max) return Fail(record, kAsfSeqLenMax, pos);
-    if (!check_tokens_.Fits(token)) return Fail(record, kAsfTokenInt32, token);
-    if (!check_positions_.Fits(pos)) return Fail(record, kAsfPositionInt32, pos);
-    if (!check_lens_.Fits(pos + 1)) return Fail(record, kAsfSeqLenInt32, pos + 1);
-    if (!check_slots_.Fits(slot)) return Fail(record, kAsfSlotInt32, slot);
+    if (!Fits(token, t_.token_bytes)) return Fail(record, kAsfTokenInt32, token);
+    if (!Fits(pos, t_.position_bytes)) return Fail(record, kAsfPositionInt32, pos);
+    if (!Fits(pos + 1, t_.seq_len_bytes)) return Fail(record, kAsfSeqLenInt32, pos + 1);
+    if (!Fits(slot, t_.slot_bytes)) return Fail(record, kAsfSlotInt32, slot);
+    return true;
   }
 
-  __aicore__ inline void Fail(int64_t* record, int64_t code, int64_t value, int64_t aux = 0, int64_t c4 = 0,
+  __aicore__ inline bool Fail(int64_t* record, int64_t code, int64_t value, int64_t aux = 0, int64_t c4 = 0,
                               int64_t c5 = 0) {
     record[0] = code;
     record[2] = value;
     record[3] = aux;
     record[4] = c4;
     record[5] = c5;
+    return false;
   }
 
   __aicore__ inline void CopyIn(int64_t start, uint32_t queries) {
@@ -184,7 +186,8 @@ class AdvStepFlashKernel {
     in_queue_.EnQue(in);
   }
 
-  __aicore__ inline void Compute(int64_t start, uint32_t count, uint32_t queries) {
+  // The first row that fails its checks stops the chunk (no output of it is ever written).
+  __aicore__ inline void Compute(int64_t start, uint32_t count, uint32_t queries, int64_t* record) {
     AscendC::LocalTensor<uint8_t> in = in_queue_.DeQue<uint8_t>();
     AscendC::LocalTensor<uint8_t> out = out_queue_.AllocTensor<uint8_t>();
     // The scalar unit reads what MTE2 brought in.
@@ -199,17 +202,14 @@ class AdvStepFlashKernel {
     const AscendC::LocalTensor<uint8_t> slots_out = out[3 * section_];
     for (uint32_t r = 0; r < count; ++r) {
       if (r < queries) {
-        const int64_t row = start + r;
         const int64_t pos = LoadLocal(lens_in, r, t_.seq_len_bytes);
-        const int64_t index = pos / t_.block_size;  // exact integer division
-        const int64_t offset = pos - index * t_.block_size;
-        const uint64_t entry = static_cast<uint64_t>(row * t_.table_row_stride + index);
-        const int64_t block = t_.table_bytes == 8 ? tables64_.GetValue(entry)
-                                                  : static_cast<int64_t>(tables32_.GetValue(entry));
-        StoreLocal(tokens_out, r, LoadLocal(sampled_in, r, t_.sampled_bytes), t_.token_bytes);
+        const int64_t token = LoadLocal(sampled_in, r, t_.sampled_bytes);
+        int64_t block = 0;
+        if (!CheckRow(start + r, pos, token, record, block)) break;
+        StoreLocal(tokens_out, r, token, t_.token_bytes);
         StoreLocal(positions_out, r, pos, t_.position_bytes);
         StoreLocal(lens_out, r, pos + 1, t_.seq_len_bytes);
-        StoreLocal(slots_out, r, block * t_.block_size + offset, t_.slot_bytes);
+        StoreLocal(slots_out, r, block * t_.block_size + pos % t_.block_size, t_.slot_bytes);
       } else {  // padding row of a captured graph: seq_lens is left as it is
         StoreLocal(tokens_out, r, 0, t_.token_bytes);
         StoreLocal(positions_out, r, 0, t_.position_bytes);
@@ -246,12 +246,12 @@ class AdvStepFlashKernel {
   AscendC::GlobalTensor<uint8_t> tokens_, sampled_, positions_, seq_lens_, slots_;
   AscendC::GlobalTensor<int32_t> tables32_;
   AscendC::GlobalTensor<int64_t> tables64_;
-  GmInts check_sampled_, check_lens_, check_tables_;  // read by the check phase
-  GmInts check_tokens_, check_positions_, check_slots_;  // only their dtypes (never read)
+  AscendC::TBuf<AscendC::TPosition::VECCALC> check_buf_;  // the check slots (asf_check)
   AdvStepFlashTiling t_;
   int64_t begin_ = 0;
   int64_t end_ = 0;
   uint32_t section_ = 0;
+  bool one_chunk_ = true;  // this core's rows fit one chunk: Check leaves it queued for Process
 };
 
 }  // namespace

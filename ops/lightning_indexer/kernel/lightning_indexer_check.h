@@ -17,16 +17,19 @@ __aicore__ inline void FlushLine(const AscendC::GlobalTensor<int64_t>& line) {
                                     AscendC::DcciDst::CACHELINE_OUT>(line);
 }
 
-__aicore__ inline AscendC::GlobalTensor<int64_t> Words(GM_ADDR base, int64_t index) {
+__aicore__ inline AscendC::GlobalTensor<int64_t> Words(GM_ADDR base, int64_t index, int64_t count = 1) {
   AscendC::GlobalTensor<int64_t> words;
-  words.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(base) + index * kWords, kWords);
+  words.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(base) + index * kWords, count * kWords);
   return words;
 }
 
-// Writes this core's verdict (word 0 = 0: clean) into its slot and flushes it.
+// Writes this core's verdict (word 0 = 0: clean) into its slot and flushes it. A clean verdict is
+// word 0 only (each scalar GM write costs a data-cache miss): the other words are read only from a
+// slot that holds an error.
 __aicore__ inline void Publish(GM_ADDR workspace, int64_t core, const int64_t* record) {
   AscendC::GlobalTensor<int64_t> slot = Words(workspace, core);
-  for (int32_t i = 0; i < kWords; ++i) slot.SetValue(i, record[i]);
+  const int32_t words = record[0] != 0 ? kWords : 1;
+  for (int32_t i = 0; i < words; ++i) slot.SetValue(i, record[i]);
   FlushLine(slot);
 }
 
@@ -37,15 +40,23 @@ __aicore__ inline int64_t SlotCode(GM_ADDR workspace, int64_t core) {
   return slot.GetValue(0);
 }
 
-// Copies core c's slot into the error record unless the record already holds an error (the first
-// error wins until the host has reported and cleared it). One core calls this.
-__aicore__ inline void Record(GM_ADDR error_record, GM_ADDR workspace, int64_t core) {
+// Copies core c's slot (in `slots`, every core's slot loaded into UB) into the error record unless
+// the record already holds an error (the first error wins until the host has reported and cleared
+// it). One AIV calls this.
+__aicore__ inline void Record(GM_ADDR error_record, const AscendC::LocalTensor<int64_t>& slots, int64_t core) {
   AscendC::GlobalTensor<int64_t> record = Words(error_record, 0);
-  AscendC::GlobalTensor<int64_t> slot = Words(workspace, core);
   FlushLine(record);
   if (record.GetValue(0) != 0) return;
-  for (int32_t i = 0; i < kWords; ++i) record.SetValue(i, slot.GetValue(i));
+  for (int32_t i = 0; i < kWords; ++i) record.SetValue(i, slots.GetValue(static_cast<uint32_t>(core * kWords + i)));
   FlushLine(record);
+}
+
+// One pipe waits for another.
+template <AscendC::HardEvent E>
+__aicore__ inline void Sync(AscendC::TPipe& pipe) {
+  const int32_t id = static_cast<int32_t>(pipe.FetchEventID(E));
+  AscendC::SetFlag<E>(id);
+  AscendC::WaitFlag<E>(id);
 }
 
 }  // namespace lightning_indexer::check
@@ -57,15 +68,22 @@ namespace lightning_indexer {
 // The check phase of lightning_indexer (the host's check_data, in its order): the batches are split
 // evenly over the launch's 2 * block_dim AIVs; each AIV checks its batches' query lengths, then
 // their key lengths, then the block ids they use, and publishes its first error (or none). Then
-// SyncAll<false> (every AIC and AIV): every core reads every slot, so the AICs too learn the
-// verdict before they read a key through a block id.
+// SyncAll<false> (every AIC and AIV): every core reads every slot (the AIVs by one DMA, the AICs,
+// which have no UB, by scalar reads), so the AICs too learn the verdict before they read a key
+// through a block id.
 class DataCheck {
  public:
   // True when no AIV found an error; AIV 0 records the first one.
   __aicore__ inline bool Run(GM_ADDR lengths_q, GM_ADDR lengths_k, GM_ADDR block_table, GM_ADDR workspace,
                              GM_ADDR error_record, const LightningIndexerTiling& t) {
     const int64_t checkers = 2 * static_cast<int64_t>(t.block_dim);  // MIX 1:2
+    int64_t first = -1, first_phase = 0;
     if ASCEND_IS_AIV {
+      // The check's own UB (block-table entries, then every slot), released before the op's
+      // pipes are built: scalar GM reads cost a data-cache miss each.
+      AscendC::TPipe pipe;
+      pipe.InitBuffer(buf_, static_cast<uint32_t>(Max(kTableChunk * 8, checkers * check::kWords * 8)));
+      pipe_ = &pipe;
       const int64_t me = AscendC::GetBlockIdx();
       const int64_t per = t.batch / checkers, extra = t.batch % checkers;
       const int64_t b0 = me * per + Min(me, extra);
@@ -73,7 +91,7 @@ class DataCheck {
       int64_t record[check::kWords] = {kLiOk, 0, 0, 0, 0, 0, 0, 0};
       lengths_q_.Init(lengths_q, t.lengths_q);
       lengths_k_.Init(lengths_k, t.lengths_k);
-      table_.Init(block_table, t.table_bytes);
+      table_.SetGlobalBuffer((__gm__ uint8_t*)block_table);
       if (lengths_q_.Present()) {
         Lengths(lengths_q_, b0, b1, t.layout_query == 1, t.q_rows, t.layout_query, kLiLenQNegative, record);
       }
@@ -83,26 +101,39 @@ class DataCheck {
       }
       if (record[0] == kLiOk && t.layout_key == 2) BlockIds(t, b0, b1, record);
       check::Publish(workspace, me, record);
-    }
-    AscendC::SyncAll<false>();
-    int64_t first = -1, first_phase = 0;
-    for (int64_t c = 0; c < checkers; ++c) {  // the earliest phase, then the lowest core (= batch)
-      const int64_t code = check::SlotCode(workspace, c);
-      if (code == kLiOk) continue;
-      const int64_t phase = (code - kLiLenQNegative) / 3;
-      if (first < 0 || phase < first_phase) {
-        first = c;
-        first_phase = phase;
+      AscendC::SyncAll<false>();
+      // Every slot into UB by one DMA (after the table's last scalar reads).
+      const AscendC::LocalTensor<int64_t> slots = buf_.Get<int64_t>();
+      if (loaded_) check::Sync<AscendC::HardEvent::S_MTE2>(pipe);
+      AscendC::DataCopyExtParams params{1, static_cast<uint32_t>(checkers * check::kWords * 8), 0, 0, 0};
+      AscendC::DataCopyPadExtParams<int64_t> pad{false, 0, 0, 0};
+      AscendC::DataCopyPad(slots, check::Words(workspace, 0, checkers), params, pad);
+      check::Sync<AscendC::HardEvent::MTE2_S>(pipe);
+      for (int64_t c = 0; c < checkers; ++c) {
+        Earliest(slots.GetValue(static_cast<uint32_t>(c * check::kWords)), c, first, first_phase);
       }
+      if (first >= 0 && me == 0) check::Record(error_record, slots, first);
+      pipe.Destroy();  // its UB goes back to the op's pipes
     }
-    if (first < 0) return true;
-    if ASCEND_IS_AIV {
-      if (AscendC::GetBlockIdx() == 0) check::Record(error_record, workspace, first);
+    if ASCEND_IS_AIC {  // no UB: scalar reads
+      AscendC::SyncAll<false>();
+      for (int64_t c = 0; c < checkers; ++c) Earliest(check::SlotCode(workspace, c), c, first, first_phase);
     }
-    return false;
+    return first < 0;
   }
 
  private:
+  // Whether core c's verdict `code` is the first error so far: the earliest phase, then the
+  // lowest core (= batch).
+  __aicore__ inline static void Earliest(int64_t code, int64_t c, int64_t& first, int64_t& first_phase) {
+    if (code == kLiOk) return;
+    const int64_t phase = (code - kLiLenQNegative) / 3;
+    if (first < 0 || phase < first_phase) {
+      first = c;
+      first_phase = phase;
+    }
+  }
+
   // codes: negative, below the previous end (code + 1), beyond the limit (code + 2).
   __aicore__ inline void Lengths(const IndexTensor& lengths, int64_t b0, int64_t b1, bool cumulative, int64_t limit,
                                  int64_t layout, int64_t code, int64_t* record) {
@@ -123,7 +154,11 @@ class DataCheck {
       const int64_t len = lengths_k_.Get(b);
       const int64_t used = Min(Max((len + t.block_size - 1) / t.block_size, 0), t.max_blocks);
       for (int64_t i = 0; i < used; ++i) {
-        const int64_t id = table_.Get(b * t.max_blocks + i);
+        if (i % kTableChunk == 0) LoadTable(t, b * t.max_blocks + i, Min(used - i, kTableChunk));
+        const AscendC::LocalTensor<uint8_t> ub = buf_.Get<uint8_t>();
+        const uint32_t at = static_cast<uint32_t>(i % kTableChunk);
+        const int64_t id = t.table_bytes == 8 ? ub.ReinterpretCast<int64_t>().GetValue(at)
+                                              : static_cast<int64_t>(ub.ReinterpretCast<int32_t>().GetValue(at));
         if (id < 0 || id >= num_blocks) {
           Fail(record, kLiBlockIdOutOfRange, b, id, i, num_blocks);
           record[5] = len;
@@ -142,7 +177,22 @@ class DataCheck {
     record[4] = c4;
   }
 
-  IndexTensor lengths_q_, lengths_k_, table_;
+  // Entries [first, first + count) of the block table into UB.
+  __aicore__ inline void LoadTable(const LightningIndexerTiling& t, int64_t first, int64_t count) {
+    if (loaded_) check::Sync<AscendC::HardEvent::S_MTE2>(*pipe_);  // the previous entries were read
+    AscendC::DataCopyExtParams params{1, static_cast<uint32_t>(count * t.table_bytes), 0, 0, 0};
+    AscendC::DataCopyPadExtParams<uint8_t> pad{false, 0, 0, 0};
+    AscendC::DataCopyPad(buf_.Get<uint8_t>(), table_[first * t.table_bytes], params, pad);
+    check::Sync<AscendC::HardEvent::MTE2_S>(*pipe_);
+    loaded_ = true;
+  }
+
+  static constexpr int64_t kTableChunk = 2048;  // block-table entries per DMA
+  IndexTensor lengths_q_, lengths_k_;
+  AscendC::GlobalTensor<uint8_t> table_;
+  AscendC::TBuf<AscendC::TPosition::VECCALC> buf_;
+  AscendC::TPipe* pipe_ = nullptr;
+  bool loaded_ = false;
 };
 
 }  // namespace lightning_indexer

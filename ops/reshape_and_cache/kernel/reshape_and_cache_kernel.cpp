@@ -1,7 +1,8 @@
 // reshape_and_cache AscendC kernel: copies each token's key (and value, unless key-only) rows
 // into the paged cache at its slot. Tokens are split evenly across the vector cores; each row
 // moves GM -> UB -> GM in bursts of up to chunk_elems, double-buffered, with DataCopyPad so rows
-// whose byte size is not a multiple of 32 need no padding in GM. Slots < 0 are skipped.
+// whose byte size is not a multiple of 32 need no padding in GM. Slots < 0 are skipped. A core's
+// slots come into UB by one DMA (per kRacSlotChunk) and serve both the check and the copy.
 // All or nothing: first every core checks its tokens' slots (< num_slots) and publishes its verdict
 // in its workspace slot (kernel/reshape_and_cache_check.h); after SyncAll, no core copies a row if
 // any core found a bad slot, and core 0 records the first one in the error record.
@@ -57,14 +58,18 @@ class ReshapeAndCacheKernel {
     }
     slots_.SetGlobalBuffer((__gm__ S*)slot_mapping, tiling.num_tokens);
     pipe_.InitBuffer(queue_, BUFFER_NUM, tiling.chunk_elems * sizeof(T));
+    pipe_.InitBuffer(check_buf_, rac_check::UbBytes(tiling.block_dim));
+    pipe_.InitBuffer(slot_buf_, static_cast<uint32_t>(kRacSlotChunk * sizeof(S)));
+    slot_chunk_ = slot_buf_.template Get<S>();
   }
 
-  // The check phase: true when no core found a bad slot. Reads slot_mapping only.
+  // The check phase: true when no core found a bad slot. Reads slot_mapping only, into UB, where
+  // Process finds it again (a core's tokens usually fit one chunk of slots).
   __aicore__ inline bool Check(GM_ADDR workspace, GM_ADDR error_record) {
     const int64_t core = AscendC::GetBlockIdx();
     int64_t record[rac_check::kWords] = {kRacOk, 0, 0, 0, 0, 0, 0, 0};
     for (int64_t t = token_begin_; t < token_end_; ++t) {
-      const int64_t slot = static_cast<int64_t>(slots_.GetValue(t));
+      const int64_t slot = Slot(t);
       if (slot >= tiling_.num_slots) {  // the first bad slot of this core's tokens
         record[0] = kRacSlotOutOfRange;
         record[1] = t;
@@ -74,22 +79,16 @@ class ReshapeAndCacheKernel {
         break;
       }
     }
-    rac_check::Publish(workspace, core, record);
-    // A hardware SyncAll of the AIVs: the kernel is MIX_AIV_1_0 (an AIV_ONLY launch has no
-    // cross-core scheduler, SyncAll.md / CrossCoreSetFlag(ISASI).md).
-    AscendC::SyncAll<true>();
-    for (int64_t c = 0; c < tiling_.block_dim; ++c) {
-      if (rac_check::SlotCode(workspace, c) != kRacOk) {  // the lowest core holds the lowest token
-        if (core == 0) rac_check::Record(error_record, workspace, c);
-        return false;
-      }
-    }
-    return true;
+    const AscendC::LocalTensor<int64_t> slots_ub = check_buf_.template Get<int64_t>();
+    const int64_t bad = rac_check::Exchange(pipe_, workspace, core, tiling_.block_dim, record, slots_ub);
+    if (bad < 0) return true;
+    if (core == 0) rac_check::Record(error_record, slots_ub, bad);
+    return false;
   }
 
   __aicore__ inline void Process() {
     for (int64_t t = token_begin_; t < token_end_; ++t) {
-      const int64_t slot = static_cast<int64_t>(slots_.GetValue(t));
+      const int64_t slot = Slot(t);
       if (slot < 0) continue;  // padding token
       CopyRow(key_[t * tiling_.key_token_stride], key_cache_, slot, tiling_.key_row_elems);
       if (tiling_.has_value != 0) {
@@ -99,6 +98,25 @@ class ReshapeAndCacheKernel {
   }
 
  private:
+  // slot_mapping[t] for one of this core's tokens, from the chunk of slots in UB (loaded by one
+  // DMA when t is outside it): one scalar GM read per token would cost a data-cache miss each.
+  __aicore__ inline int64_t Slot(int64_t t) {
+    if (t < chunk_begin_ || t >= chunk_end_) LoadSlots(t);
+    return static_cast<int64_t>(slot_chunk_.GetValue(static_cast<uint32_t>(t - chunk_begin_)));
+  }
+
+  __aicore__ inline void LoadSlots(int64_t t) {
+    if (chunk_end_ > chunk_begin_) rac_check::Sync<AscendC::HardEvent::S_MTE2>(pipe_);  // the old chunk was read
+    const int64_t left = token_end_ - t;
+    const int64_t count = left < kRacSlotChunk ? left : kRacSlotChunk;
+    AscendC::DataCopyExtParams params{1, static_cast<uint32_t>(count * sizeof(S)), 0, 0, 0};
+    AscendC::DataCopyPadExtParams<S> pad{false, 0, 0, 0};
+    AscendC::DataCopyPad(slot_chunk_, slots_[t], params, pad);
+    rac_check::Sync<AscendC::HardEvent::MTE2_S>(pipe_);
+    chunk_begin_ = t;
+    chunk_end_ = t + count;
+  }
+
   // One token's row of `elems` elements into `cache` at `slot`, in chunks through UB.
   __aicore__ inline void CopyRow(const AscendC::GlobalTensor<T>& src, const AscendC::GlobalTensor<T>& cache,
                                  int64_t slot, int64_t elems) {
@@ -150,8 +168,13 @@ class ReshapeAndCacheKernel {
   AscendC::TPipe pipe_;
   // A bound VECIN -> VECOUT queue: MTE2 fills a buffer, MTE3 drains it, no vector work.
   AscendC::TQueBind<AscendC::TPosition::VECIN, AscendC::TPosition::VECOUT, QUEUE_DEPTH> queue_;
+  AscendC::TBuf<AscendC::TPosition::VECCALC> check_buf_;  // the check slots (rac_check)
+  AscendC::TBuf<AscendC::TPosition::VECCALC> slot_buf_;   // a chunk of this core's slot_mapping
   AscendC::GlobalTensor<T> key_, value_, key_cache_, value_cache_;
   AscendC::GlobalTensor<S> slots_;
+  AscendC::LocalTensor<S> slot_chunk_;
+  int64_t chunk_begin_ = 0;  // slot_chunk_ holds slot_mapping[chunk_begin_, chunk_end_)
+  int64_t chunk_end_ = 0;
   ReshapeAndCacheTiling tiling_;
   int64_t token_begin_ = 0;
   int64_t token_end_ = 0;

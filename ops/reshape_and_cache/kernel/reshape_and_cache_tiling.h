@@ -28,6 +28,11 @@ struct ReshapeAndCacheTiling {
 // copies the first one (lowest core = lowest token) into the error record if its word 0 is 0.
 // Words: [0] code, [1] index, [2] value, [3] aux, [4..7] context for the message.
 constexpr int32_t kRacCheckWords = 8;  // one slot / the record: 64 bytes, one data-cache line
+// Slots of slot_mapping a core stages through UB at a time (the check reads them, the copy reuses
+// them). UB the kernel takes besides its row buffers: this chunk (int64 at most) and the check
+// slots of every core, block_dim * 64 bytes.
+constexpr int64_t kRacSlotChunk = 2048;
+inline int64_t rac_check_ub_bytes(int64_t block_dim) { return kRacSlotChunk * 8 + block_dim * kRacCheckWords * 8; }
 enum ReshapeAndCacheError : int64_t {
   kRacOk = 0,
   // slot_mapping[t] >= num_slots: [1] t, [2] slot, [4] num_blocks, [5] block_size

@@ -44,9 +44,10 @@ def test_emulator_presets_and_token_counts(soc, tokens, head_size):
 
 
 def test_emulator_traffic_is_the_minimum():
-    """GM bytes read and written: every written row once each way, plus one slot read per token;
-    plus the check phase: one more slot read per token, each core's 64-byte check slot written
-    and every slot's code word read by every core."""
+    """GM bytes read and written: every written row once each way, plus one slot read per token
+    (each core's share of slot_mapping in one DMA, reused by the copy); plus the check phase: word
+    0 of each core's check slot written (a scalar write: every slot is clean) and every core's
+    slots read by every core in one DMA."""
     shape = Shape(200, 180, 4, 128, 96, 20, 16, padding=20)
     key, value, key_cache, value_cache, slots = make(shape, "bfloat16", np.int64)
     report = run("emu", key, value, key_cache, value_cache, slots, "bfloat16", order="in_order")
@@ -54,10 +55,13 @@ def test_emulator_traffic_is_the_minimum():
     row_bytes = 4 * (128 + 96) * 2
     totals = report["totals"]
     cores = report["block_dim"]
-    assert totals["gm_write_bytes"] == written * row_bytes + cores * 64
-    assert totals["gm_read_bytes"] == written * row_bytes + 2 * len(slots) * 8 + cores * cores * 8
-    # One DMA per row and direction: rows fit one UB burst.
-    assert totals["gm_to_local"]["transfers"] == 2 * written
+    assert totals["gm_write_bytes"] == written * row_bytes + cores * 8
+    assert totals["gm_read_bytes"] == written * row_bytes + len(slots) * 8 + cores * cores * 64
+    assert totals["gm_scalar_reads"] == 0
+    assert totals["gm_scalar_writes"] == cores
+    # One DMA per row and direction (rows fit one UB burst), and two per core in: its slots, the
+    # check slots.
+    assert totals["gm_to_local"]["transfers"] == 2 * written + 2 * cores
     assert totals["local_to_gm"]["transfers"] == 2 * written
 
 
