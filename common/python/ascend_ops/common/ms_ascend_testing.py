@@ -21,10 +21,13 @@ __all__ = ["on_ascend", "fake_not_built", "fake_generated_primitive", "yaml_arg_
 
 
 @pytest.fixture
-def on_ascend(monkeypatch):
-    """MindSpore's device_target reads 'Ascend', in PyNative mode (restored after the test)."""
+def on_ascend(monkeypatch, tmp_path):
+    """MindSpore's device_target reads 'Ascend', in PyNative mode (restored after the test). Runs
+    in tmp_path: a graph that fails to compile makes MindSpore write rank_0/om/analyze_fail.ir
+    into the working directory."""
     import mindspore as ms
 
+    monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(ms_graph, "device_target", lambda: "Ascend")
     ms.set_context(mode=ms.PYNATIVE_MODE)
     yield
