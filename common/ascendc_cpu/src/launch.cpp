@@ -201,7 +201,11 @@ void FillTiming(LaunchReport& r, const LaunchState& l, const std::vector<BlockSt
       critical = &b;
     }
   }
-  r.gm_bound_us = static_cast<double>(l.gm_bytes) / timing::kHbmBytesPerSecond * 1e6;
+  r.gm_bytes = l.gm_bytes;
+  r.hbm_bytes = l.hbm_bytes + l.l2.DirtyBytes();
+  r.hbm_bound_us = static_cast<double>(r.hbm_bytes) / timing::kHbmBytesPerSecond * 1e6;
+  r.l2_bound_us = static_cast<double>(r.gm_bytes) / timing::kL2BytesPerSecond * 1e6;
+  r.gm_bound_us = std::max(r.hbm_bound_us, r.l2_bound_us);
   const double core_us = worst * us_per_cycle;
   r.modelled_us = std::max(core_us, r.gm_bound_us);
   if (r.gm_bound_us >= core_us || critical == nullptr) {
@@ -233,6 +237,10 @@ void FillReport(LaunchReport& r, const LaunchState& l, const std::vector<BlockSt
     br.core = b.type == CoreType::kAic ? "AIC" : "AIV";
     br.group = b.group;
     br.modelled_us = b.end_time * 1e-3 / timing::kClockGHz;
+    for (int p = 0; p < kPipes; ++p) {
+      const double busy = b.busy[static_cast<size_t>(p)];
+      if (busy > 0) br.pipe_busy_us[kPipeNames[p]] = busy * 1e-3 / timing::kClockGHz;
+    }
     br.counters = b.counters;
     br.ub_high_water = b.arenas[static_cast<size_t>(Mem::kUB)].high;
     br.l1_high_water = b.arenas[static_cast<size_t>(Mem::kL1)].high;
@@ -311,6 +319,8 @@ LaunchReport LaunchImpl(const LaunchConfig& config, const GmRegions& regions, co
     for (auto& bs : launch.barriers) bs = LaunchState::BarrierState{};
     launch.pending_sets.clear();
     launch.gm_bytes = 0;
+    launch.hbm_bytes = 0;
+    launch.l2 = L2Cache(static_cast<uint64_t>(config.l2_bytes));
     for (size_t i = 0; i < launch.regions.size(); ++i) {
       RegionState& r = launch.regions[i];
       r.owner.Reset(r.region.kind == GmKind::kInput ? 0 : r.region.bytes);

@@ -129,7 +129,7 @@ void EndInstr(BlockState& b) noexcept {
   in.open = false;
   using namespace timing;
   const Pipe p = in.pipe;
-  double cost = 0, fixed = 0;
+  double cost = 0, fixed = 0, latency = 0;  // latency: delays completion, does not hold the pipe
   const double local = static_cast<double>(std::max(in.local_read, in.local_write));
   switch (p) {
     case Pipe::kS:
@@ -151,8 +151,9 @@ void EndInstr(BlockState& b) noexcept {
     case Pipe::kMte3:
     case Pipe::kFix:
       if (in.gm_bytes > 0) {
-        fixed = kDmaLatencyCycles + static_cast<double>(in.gm_accesses > 0 ? in.gm_accesses - 1 : 0) * kDmaBurstCycles;
+        fixed = static_cast<double>(in.gm_accesses > 0 ? in.gm_accesses - 1 : 0) * kDmaBurstCycles;
         cost = fixed + static_cast<double>(in.gm_bytes) / kDmaBytesPerCycle;
+        latency = kDmaLatencyCycles;
       } else {
         fixed = kMte1StartCycles;
         cost = fixed + local / kMte1BytesPerCycle;  // local <-> local moves
@@ -164,15 +165,17 @@ void EndInstr(BlockState& b) noexcept {
   const size_t i = P(p);
   const double start = std::max({b.pipe_free[i], b.ready[i], b.issue});
   const double end = start + cost;
+  const double done = std::max(b.pipe_done[i], end + latency);  // a pipe completes in order
   if (p == Pipe::kS) {
     b.issue = end;
   } else {
     b.issue += kIssueCycles;
   }
   b.pipe_free[i] = end;
+  b.pipe_done[i] = done;
   b.busy[i] += cost;
   b.fixed[i] += fixed;
-  b.end_time = std::max({b.end_time, end, b.issue});
+  b.end_time = std::max({b.end_time, done, b.issue});
 }
 
 bool Ordered(BlockState& b, Pipe p, const Access& a) {
@@ -346,7 +349,7 @@ VClock Signature(const BlockState& b, Pipe p) {
   return s;
 }
 
-double PipeDoneTime(const BlockState& b, Pipe p) { return std::max(b.pipe_free[P(p)], b.issue); }
+double PipeDoneTime(const BlockState& b, Pipe p) { return std::max(b.pipe_done[P(p)], b.issue); }
 
 void JoinInto(BlockState& b, Pipe p, const VClock& vc, double time) {
   VClock& mine = b.vc[P(p)];
@@ -365,7 +368,7 @@ void BarrierAll(BlockState& b) {
   for (int p = 0; p < kPipes; ++p) {
     const VClock s = Signature(b, static_cast<Pipe>(p));
     for (size_t i = 0; i < j.size(); ++i) j[i] = std::max(j[i], s[i]);
-    t = std::max(t, b.pipe_free[static_cast<size_t>(p)]);
+    t = std::max(t, b.pipe_done[static_cast<size_t>(p)]);
   }
   JoinAll(b, j, t);
 }
@@ -417,10 +420,11 @@ void ShadowGm(BlockState& b, RegionState& r, uint64_t first, uint64_t bytes, boo
   LaunchState& l = *b.launch;
   b.instr.gm_bytes += bytes;
   ++b.instr.gm_accesses;
+  const uint64_t addr = r.begin + first;
   l.gm_bytes += bytes;
+  l.hbm_bytes += l.l2.Access(addr, bytes, write);
   if (r.region.kind == GmKind::kInput || !l.config.detect_races) return;
   const Pipe p = b.instr.pipe;
-  const uint64_t addr = r.begin + first;
   const uint64_t line0 = addr / kLine, line1 = (addr + bytes - 1) / kLine;
   if (!l.dirty.empty()) {
     for (uint64_t line = line0; line <= line1; ++line) {

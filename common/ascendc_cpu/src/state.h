@@ -13,6 +13,7 @@
 
 #include "ascendc_cpu/launch.h"
 #include "ascendc_cpu/runtime.h"
+#include "l2_cache.h"
 
 namespace ascendc_cpu::detail {
 
@@ -197,7 +198,9 @@ struct LaunchState {
   } barriers[2];
   // Cross-core flag sets waiting for the other participants: (mode, group/type, flag) -> per participant.
   std::map<std::tuple<int, int, int>, std::vector<std::deque<Token>>> pending_sets;
-  uint64_t gm_bytes = 0;             // total GM traffic of the run (timing model's HBM bound)
+  uint64_t gm_bytes = 0;             // total GM traffic of the run (timing model's L2 bound)
+  uint64_t hbm_bytes = 0;            // the part of it that missed the L2 (timing model's HBM bound)
+  L2Cache l2{0};
 };
 
 // The instruction a core is issuing: a PipeScope or an implicit vector instruction.
@@ -225,7 +228,9 @@ struct BlockState {
   std::array<uint32_t, kPipes> cur{};
   Instr instr;
   // Timing model (cycles): when each pipe is free, when sync edges let it start, busy time.
-  std::array<double, kPipes> pipe_free{}, ready{}, busy{};
+  // pipe_free: the pipe can start its next instruction; pipe_done: its last one has completed
+  // (a DMA's latency delays completion but does not hold the pipe).
+  std::array<double, kPipes> pipe_free{}, pipe_done{}, ready{}, busy{};
   std::array<double, kPipes> fixed{};  // the part of busy that is per-instruction latency, not throughput
   double issue = 0;     // the scalar unit's issue time
   double end_time = 0;  // last instruction end

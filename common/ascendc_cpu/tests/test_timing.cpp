@@ -1,4 +1,6 @@
 // The timing model: sanity of its shape, not of its absolute numbers (it is a model).
+#include <algorithm>
+#include <cstdio>
 #include <vector>
 
 #include "ascendc_cpu/launch.h"
@@ -15,12 +17,13 @@ struct CopyTiling {
   uint32_t per_block;  // floats
   uint32_t tile;       // floats per DMA
   uint32_t vec_ops;    // vector ops per tile
+  uint32_t shared_x;   // 1: every block reads the same first per_block floats of x
 };
 
 void CopyKernel(GM_ADDR xp, GM_ADDR zp, GM_ADDR tp) {
   const CopyTiling t = *reinterpret_cast<__gm__ CopyTiling*>(tp);
   GlobalTensor<float> x, z;
-  x.SetGlobalBuffer((__gm__ float*)xp + GetBlockIdx() * t.per_block);
+  x.SetGlobalBuffer((__gm__ float*)xp + (t.shared_x ? 0 : GetBlockIdx() * t.per_block));
   z.SetGlobalBuffer((__gm__ float*)zp + GetBlockIdx() * t.per_block);
   TPipe pipe;
   TQue<TPosition::VECIN, 2> in;
@@ -43,10 +46,13 @@ void CopyKernel(GM_ADDR xp, GM_ADDR zp, GM_ADDR tp) {
   }
 }
 
-ascendc_cpu::LaunchReport Run(int32_t blocks, uint32_t per_block, uint32_t tile, uint32_t vec_ops) {
-  CopyTiling t{per_block, tile, vec_ops};
+ascendc_cpu::LaunchReport Run(int32_t blocks, uint32_t per_block, uint32_t tile, uint32_t vec_ops,
+                              bool shared_x = false, int64_t l2_bytes = ascendc_cpu::LaunchConfig{}.l2_bytes) {
+  CopyTiling t{per_block, tile, vec_ops, shared_x ? 1u : 0u};
   std::vector<float> x(static_cast<size_t>(blocks) * per_block, 1.f), z(x.size(), 0.f);
-  return ascendc_cpu::Launch({"copy", blocks, 196608, Order::kInOrder},
+  ascendc_cpu::LaunchConfig config{"copy", blocks, 196608, Order::kInOrder};
+  config.l2_bytes = l2_bytes;
+  return ascendc_cpu::Launch(config,
                              {{x.data(), x.size() * 4, "x", GmKind::kInput},
                               {z.data(), z.size() * 4, "z", GmKind::kOutput},
                               {&t, sizeof t, "tiling", GmKind::kInput}},
@@ -61,7 +67,11 @@ TEST(copy_kernel_is_gm_bound_and_scales_with_bytes) {
   CHECK_EQ(small.bound, std::string("gm"));
   CHECK_EQ(large.bound, std::string("gm"));
   CHECK_NEAR(large.modelled_us / small.modelled_us, 2.0, 0.2);
-  CHECK_NEAR(small.gm_bound_us, 2.0 * 48 * 64 * 1024 * 4 / 1.6e12 * 1e6, 1e-6);  // read + write
+  // Read + write, each byte once: HBM sees them all (up to a partial 512-byte L2 line at each end).
+  const double bytes = 2.0 * 48 * 64 * 1024 * 4;
+  CHECK_EQ(small.gm_bytes, static_cast<uint64_t>(bytes));
+  CHECK(small.hbm_bytes >= small.gm_bytes && small.hbm_bytes <= small.gm_bytes + 4 * 512);
+  CHECK_NEAR(small.gm_bound_us, bytes / 1.6e12 * 1e6, 0.01);
   CHECK(small.modelled_us >= small.gm_bound_us);
   CHECK(small.pipe_busy_us.count("MTE2") == 1 && small.pipe_busy_us.count("MTE3") == 1);
   CHECK(small.pipe_busy_max_us.at("MTE2") * 48 >= small.pipe_busy_us.at("MTE2") * 0.99);
@@ -77,11 +87,11 @@ TEST(vector_heavy_kernel_is_vector_bound) {
 
 TEST(double_buffering_overlaps_pipes) {
   // One block, moderate vector work: with asynchronous pipes the kernel takes less than the sum
-  // of its pipes' busy times.
+  // of its pipes' busy times and its DMAs' latencies (16 tiles, a DMA in and out each).
   const auto r = Run(1, 64 * 1024, 4096, 8);
-  double sum = 0;
+  double sum = 32 * 500 / 1.8e3;
   for (const auto& kv : r.pipe_busy_us) sum += kv.second;
-  std::printf("    overlap: modelled %.2f us, sum of pipe busy %.2f us\n", r.modelled_us, sum);
+  std::printf("    overlap: modelled %.2f us, sum of pipe busy and DMA latencies %.2f us\n", r.modelled_us, sum);
   CHECK(r.modelled_us < 0.9 * sum);
   CHECK_EQ(r.blocks.size(), 1u);
   CHECK_NEAR(r.blocks[0].modelled_us, r.modelled_us, 1e-9);
@@ -97,6 +107,116 @@ TEST(many_tiny_dmas_are_latency_bound) {
   CHECK_EQ(r.bound, std::string("latency"));
   const auto big = Run(1, 2048, 2048, 1);  // the same bytes in one DMA each way
   CHECK(big.modelled_us * 20 < r.modelled_us);
+}
+
+}  // namespace
+
+namespace {
+
+// Every block reads the same 256 KiB of x: the L2 serves all but the first read of each line.
+TEST(rereads_hit_the_l2) {
+  const auto r = Run(48, 64 * 1024, 8192, 1, /*shared_x=*/true);
+  const uint64_t x_bytes = 64 * 1024 * 4, z_bytes = 48 * x_bytes;
+  std::printf("    48 blocks reading one 256 KiB input: GM %llu bytes, HBM %llu bytes, hbm %.2f us, l2 %.2f us\n",
+              static_cast<unsigned long long>(r.gm_bytes), static_cast<unsigned long long>(r.hbm_bytes), r.hbm_bound_us,
+              r.l2_bound_us);
+  CHECK_EQ(r.gm_bytes, 48 * x_bytes + z_bytes);
+  CHECK(r.hbm_bytes >= x_bytes + z_bytes && r.hbm_bytes <= x_bytes + z_bytes + 4 * 512);
+  CHECK_NEAR(r.l2_bound_us, static_cast<double>(r.gm_bytes) / 5e12 * 1e6, 1e-9);
+  CHECK_NEAR(r.gm_bound_us, std::max(r.hbm_bound_us, r.l2_bound_us), 1e-12);
+}
+
+// The same kernel with an L2 too small for the shared input (each block's reads evict the
+// previous block's lines before the next block reads them) or without an L2: every read is HBM.
+TEST(an_l2_smaller_than_the_reuse_distance_misses) {
+  const uint64_t x_bytes = 64 * 1024 * 4, z_bytes = 48 * x_bytes;
+  for (int64_t l2 : {int64_t{0}, int64_t{64 * 1024}}) {
+    const auto r = Run(48, 64 * 1024, 8192, 1, /*shared_x=*/true, l2);
+    std::printf("    L2 of %lld bytes: HBM %llu of %llu GM bytes\n", static_cast<long long>(l2),
+                static_cast<unsigned long long>(r.hbm_bytes), static_cast<unsigned long long>(r.gm_bytes));
+    CHECK(r.hbm_bytes >= 48 * x_bytes + z_bytes);
+  }
+}
+
+// A workspace written and read back in the same launch: the read hits the written bytes (no
+// HBM read), and the dirty lines cost one write-back each.
+void WriteReadKernel(GM_ADDR wsp, GM_ADDR zp) {
+  constexpr uint32_t kN = 4096;
+  GlobalTensor<float> ws, z;
+  ws.SetGlobalBuffer((__gm__ float*)wsp + GetBlockIdx() * kN);
+  z.SetGlobalBuffer((__gm__ float*)zp + GetBlockIdx() * kN);
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, kN * sizeof(float));
+  LocalTensor<float> a = buf.Get<float>();
+  Duplicate(a, 2.f, kN);
+  PipeBarrier<PIPE_ALL>();
+  for (int round = 0; round < 4; ++round) {
+    DataCopy(ws, a, kN);
+    PipeBarrier<PIPE_ALL>();
+    DataCopy(a, ws, kN);
+    PipeBarrier<PIPE_ALL>();
+  }
+  DataCopy(z, a, kN);
+}
+
+TEST(a_workspace_round_trip_stays_in_the_l2) {
+  constexpr int32_t kBlocks = 8;
+  constexpr uint64_t kBytes = kBlocks * 4096 * 4;
+  std::vector<float> ws(kBlocks * 4096), z(ws.size());
+  const auto r = ascendc_cpu::Launch({"ws", kBlocks, 196608, Order::kInOrder},
+                                     {{ws.data(), kBytes, "ws", GmKind::kWorkspace},
+                                      {z.data(), kBytes, "z", GmKind::kOutput}},
+                                     WriteReadKernel, ws.data(), z.data());
+  std::printf("    workspace round trips: GM %llu bytes, HBM %llu bytes\n",
+              static_cast<unsigned long long>(r.gm_bytes), static_cast<unsigned long long>(r.hbm_bytes));
+  CHECK_EQ(r.gm_bytes, 9 * kBytes);  // 4 x (write + read) + the output
+  CHECK(r.hbm_bytes >= 2 * kBytes && r.hbm_bytes <= 2 * kBytes + 4 * 512);  // ws and z written back once
+}
+
+}  // namespace
+
+namespace {
+
+// The DMA costs against the one published Atlas A2 profile we can cite: asc-devkit
+// examples/01_simd_cpp_api/05_best_practices/01_matrix_compute/matmul_basic_api_high_performance
+// (README_en.md, scenario 2): each of 24 AICs moves 537 MB GM -> L1 with Nd2Nz, a third of it
+// in A tiles (128 rows of 1024 B) and two thirds in B tiles (256 rows of 512 B), 128 KiB per
+// DMA, in an aic_mte2_time of 3487 us at 1.85 GHz (6.45M cycles, waits included). The model's
+// MTE2 busy time for the same moves must not exceed that, nor beat the L2's share per core.
+void Nd2NzKernel(GM_ADDR src) {
+  constexpr uint16_t kSrcCols = 8192;  // K of the example: the row stride in elements
+  GlobalTensor<half> g;
+  g.SetGlobalBuffer((__gm__ half*)src);
+  TPipe pipe;
+  TQue<TPosition::A1, 2> l1;
+  pipe.InitBuffer(l1, 2, 128 * 1024);
+  for (int i = 0; i < 24; ++i) {
+    LocalTensor<half> t = l1.AllocTensor<half>();
+    if (i % 3 == 0) {
+      DataCopy(t, g, Nd2NzParams(1, 128, 512, 0, kSrcCols, 128, 1, 0));  // A: 128 rows of 1024 B
+    } else {
+      DataCopy(t, g, Nd2NzParams(1, 256, 256, 0, kSrcCols, 256, 1, 0));  // B: 256 rows of 512 B
+    }
+    l1.EnQue(t);
+    t = l1.DeQue<half>();
+    l1.FreeTensor(t);
+  }
+}
+
+TEST(dma_costs_fit_the_published_a2_matmul_profile) {
+  std::vector<uint16_t> src(256 * 8192);
+  ascendc_cpu::LaunchConfig config{"nd2nz", 1, 196608, Order::kInOrder};
+  config.kernel_type = ascendc_cpu::KernelType::kAicOnly;
+  const auto r = ascendc_cpu::Launch(config, {{src.data(), src.size() * 2, "src", GmKind::kInput}}, Nd2NzKernel,
+                                     src.data());
+  const double moved = 24.0 * 128 * 1024;
+  const double cycles_per_byte = r.pipe_busy_us.at("MTE2") * 1.8e3 / moved;
+  const double modelled_cycles = cycles_per_byte * 537e6;
+  std::printf("    537 MB of Nd2Nz per core: modelled MTE2 %.2fM cycles, published A2 profile 6.45M\n",
+              modelled_cycles / 1e6);
+  CHECK(modelled_cycles <= 6.45e6);
+  CHECK(modelled_cycles >= 537e6 / (5e12 / 24 / 1.85e9));
 }
 
 }  // namespace

@@ -59,6 +59,8 @@ struct LaunchConfig {
   // Only for the emulator's own tests of the block-order-dependence backstop: false switches the
   // happens-before race detector (pipe-race, gm-cross-block-write, dcache-stale) off.
   bool detect_races = true;
+  // L2 capacity of the timing model (0: none, every GM byte goes to HBM); 192 MB on Atlas A2.
+  int64_t l2_bytes = 201326592;
 };
 
 enum class GmKind {
@@ -80,6 +82,7 @@ struct BlockReport {
   std::string core = "AIV";    // "AIV" or "AIC"
   int32_t group = 0;           // the logical block (AI Core) the core belongs to
   double modelled_us = 0;      // the core's last modelled instruction end (a model, see below)
+  std::map<std::string, double> pipe_busy_us;  // per pipe ("MTE2", "V", ...)
   Counters counters;
   uint64_t ub_high_water = 0;  // highest UB byte InitBuffer reached
   uint64_t l1_high_water = 0;
@@ -99,7 +102,11 @@ struct LaunchReport {
   // costs cycles from a table of public and estimated figures; pipes run asynchronously and
   // start an instruction when the pipe is free and every sync edge that orders it has fired.
   double modelled_us = 0;      // max(slowest core, gm_bound_us)
-  double gm_bound_us = 0;      // minimum-traffic bound: all GM bytes / HBM bandwidth (shared by all cores)
+  double gm_bound_us = 0;      // memory bound: max(hbm_bound_us, l2_bound_us)
+  double hbm_bound_us = 0;     // hbm_bytes / HBM bandwidth (shared by all cores)
+  double l2_bound_us = 0;      // gm_bytes / L2 bandwidth (shared by all cores)
+  uint64_t gm_bytes = 0;       // every GM byte the cores moved
+  uint64_t hbm_bytes = 0;      // the bytes that missed the modelled L2, and its dirty lines
   std::string bound;           // what dominates: "gm", "vector", "cube", "scalar" or "latency" (see README)
   std::map<std::string, double> pipe_busy_us;      // per pipe ("MTE2", "V", ...), summed over cores
   std::map<std::string, double> pipe_busy_max_us;  // per pipe, the busiest core's figure

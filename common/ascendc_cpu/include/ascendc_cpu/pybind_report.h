@@ -2,8 +2,9 @@
 //   ascendc_cpu::python::RegisterEmulatorError(m)  m.EmulatorError (a RuntimeError) with the
 //                                                  attributes check, kernel, block, file, line
 //   ascendc_cpu::python::ReportToDict(report)      LaunchReport -> dict (counters, per core, and the
-//                                                  timing model: modelled_us, gm_bound_us, bound,
-//                                                  pipe_busy_us, pipe_busy_max_us)
+//                                                  timing model: modelled_us, gm_bound_us
+//                                                  (hbm_bound_us, l2_bound_us, gm_bytes, hbm_bytes),
+//                                                  bound, pipe_busy_us, pipe_busy_max_us)
 //   ascendc_cpu::python::ParseOrder("both")        "in_order" | "shuffled" | "both"
 // Include it only from pybind11 modules.
 #pragma once
@@ -57,6 +58,9 @@ inline py::dict ReportToDict(const LaunchReport& rep) {
     d["core"] = b.core;
     d["group"] = b.group;
     d["modelled_us"] = b.modelled_us;
+    py::dict pipes;
+    for (const auto& kv : b.pipe_busy_us) pipes[py::str(kv.first)] = kv.second;
+    d["pipe_busy_us"] = pipes;
     d["ub_high_water"] = b.ub_high_water;
     d["l1_high_water"] = b.l1_high_water;
     d["counters"] = CountersToDict(b.counters);
@@ -77,6 +81,10 @@ inline py::dict ReportToDict(const LaunchReport& rep) {
   for (const auto& kv : rep.pipe_busy_max_us) busy_max[py::str(kv.first)] = kv.second;
   r["modelled_us"] = rep.modelled_us;
   r["gm_bound_us"] = rep.gm_bound_us;
+  r["hbm_bound_us"] = rep.hbm_bound_us;
+  r["l2_bound_us"] = rep.l2_bound_us;
+  r["gm_bytes"] = rep.gm_bytes;
+  r["hbm_bytes"] = rep.hbm_bytes;
   r["bound"] = rep.bound;
   r["pipe_busy_us"] = busy;
   r["pipe_busy_max_us"] = busy_max;

@@ -14,15 +14,33 @@ inline constexpr double kClockGHz = 1.8;
 // boards quote about 1.6 TB/s (estimate: vendor figure, not measured here).
 inline constexpr double kHbmBytesPerSecond = 1.6e12;
 
-// Per-core DMA (MTE2 GM->UB/L1, MTE3 UB->GM, FIX L0C->GM) bytes per cycle once a transfer streams.
-// Estimate: chosen so that ~24 cores saturate HBM (24 * 64 B * 1.8 GHz = 2.8 TB/s > 1.6 TB/s), as
-// bandwidth-bound operators on A2 do in the public performance guides.
-inline constexpr double kDmaBytesPerCycle = 64.0;
-// Fixed cost of one DMA instruction (setup and first bytes from HBM). Estimate (GM latency is
-// several hundred cycles on HBM systems).
+// L2 cache between the cores and HBM, shared by all cores: 192 MB, 512-byte lines, write-back.
+// asc-devkit docs: 高级编程/内存模型/缓存一致性.md (L2 Cache: 核外共享缓存, 512B lines, 192MB);
+// SIMD算子性能优化/内存访问/L2-Cache切分.md ("L2 Cache大小为192MB，L2 Cache读写混合带宽约为7TB/s");
+// the Atlas A2 analysis in examples/.../matmul_basic_api_high_performance/README_en.md ("The peak
+// L2 Cache bandwidth is approximately 5 TB/s"): we take the lower 5 TB/s. Write back: the
+// l2_cache_ctl tables of the C-API copy docs. Replacement (LRU, fully associative) and
+// allocate-on-write without a fill are our estimates.
+inline constexpr double kL2Bytes = 192.0 * 1024 * 1024;
+inline constexpr double kL2LineBytes = 512;
+inline constexpr double kL2BytesPerSecond = 5e12;
+
+// Per-core DMA (MTE2 GM->UB/L1, MTE3 UB->GM, FIX L0C->GM) bytes per cycle once a transfer streams:
+// the L2 peak shared by the 24 AI Cores of a 910B2 (5 TB/s / 24 / 1.8 GHz = 116 B/cycle); HBM
+// traffic is bounded for the whole launch by kHbmBytesPerSecond. Checked against the published
+// Atlas A2 profile of the same matmul example (scenario 2: per core 537 MB of Nd2Nz moves in
+// 874k row bursts of 512-1024 B, aic_mte2_time 3487 us at 1.85 GHz = 6.45M cycles, i.e. >= 83
+// B/cycle per core with every per-burst and per-DMA cost included): tests/test_timing.cpp,
+// dma_costs_fit_the_published_a2_matmul_profile.
+inline constexpr double kDmaBytesPerCycle = kL2BytesPerSecond / 24 / (kClockGHz * 1e9);
+// Latency of one DMA instruction (setup and first bytes from HBM): delays its completion (what a
+// flag or a queue hands on) but does not hold the pipe, the next DMA streams behind it (the
+// profile above leaves no room for 4096 DMAs per core each holding MTE2 for 500 cycles).
+// Estimate (GM latency is several hundred cycles on HBM systems).
 inline constexpr double kDmaLatencyCycles = 500.0;
-// Extra cost per burst (blockCount) after the first. Estimate.
-inline constexpr double kDmaBurstCycles = 8.0;
+// Extra cost per burst (blockCount, or Nd2Nz row) after the first: the profile above leaves at
+// most (6.45M - 537 MB / 116 B) / 874k = 2.1 cycles per row burst.
+inline constexpr double kDmaBurstCycles = 2.0;
 
 // Vector unit: one repeat processes 256 bytes (documented ONE_REPEAT_BYTE_SIZE, "每个迭代处理256
 // Bytes" in the Memory矢量计算 docs) and we assume one repeat per cycle for every dtype (estimate:

@@ -408,11 +408,13 @@ def modelled_row(shape: str, soc: str, report: Dict[str, Any], minimum_bytes: in
     """One row of the emulator's timing model for an AscendC launch (``backend="emu"`` report).
 
     ``min-traffic µs`` is the time to move only the bytes the op must move (``minimum_bytes``)
-    at the model's HBM bandwidth (the report's ``gm_bound_us`` is the same for the bytes the
-    kernel actually moved). A model of a 910B, not a measurement: nothing here ran on an NPU.
+    at the model's HBM bandwidth (the report's ``hbm_bound_us`` is the same for the bytes the
+    kernel moved to and from HBM, after the modelled L2). A model of a 910B, not a measurement:
+    nothing here ran on an NPU.
     """
     moved = report["totals"]["gm_read_bytes"] + report["totals"]["gm_write_bytes"]
-    floor = report["gm_bound_us"] * minimum_bytes / moved if moved else 0.0
+    hbm = report["hbm_bytes"]
+    floor = report["hbm_bound_us"] * minimum_bytes / hbm if hbm else 0.0
     ratio = report["modelled_us"] / floor if floor > 0 else float("nan")
     return [shape, soc, report["block_dim"], moved, minimum_bytes, report["modelled_us"], report["bound"],
             floor, ratio]
