@@ -27,11 +27,12 @@ Modelled NPU time (`--modelled`, also part of the default run unless --quick): t
 kernel run by the emulator on the Ascend910B2 preset, DeepSeek-V3.2 shapes (N1=64, D=128,
 K=2048, bfloat16, PA_BSND blocks of 128, sparse_mode 3): decode B in {1, 8, 32}, S1 = 1,
 S2 in {8k, 32k, 128k}, and prefill B=1, S1=128, S2=8k. The emulator's timing model
-(LaunchReport modelled_us, bound, gm_bound_us, pipe_busy_max_us) against the bound: keys read
+(LaunchReport modelled_us, bound, gm_bound_us (HBM after the L2, or L2), pipe_busy_max_us) against the bound: keys read
 once at HBM bandwidth vs the cube FLOPs at peak on every AIC, with the timing model's own
 constants (read from common/ascendc_cpu/include/ascendc_cpu/timing_model.h). Shapes with more
-than --max-keys keys (B * S2) are not emulated (too slow): their time is extrapolated linearly
-in S2 from the same B's largest emulated S2, and marked so. A model, not a measurement.
+than --max-keys keys (B * S2) are not emulated (too slow): their time is extrapolated along the
+line (a fixed part plus a part per key) through the same B's two largest emulated S2, and marked
+so. A model, not a measurement.
 """
 from __future__ import annotations
 
@@ -227,27 +228,42 @@ def bound_us(b: int, s1: int, s2: int, c: dict) -> tuple:
     return (hbm, "keys/HBM") if hbm >= cube else (cube, "cube")
 
 
+def emulate(core, b: int, s1: int, s2: int) -> tuple:
+    """(report, wall seconds) of one emulated launch."""
+    t0 = time.perf_counter()
+    _, _, r = core.run_emu(**model_case(b, s1, s2), sparse_mode=3, order="in_order", soc=MODEL_SOC)
+    return r, time.perf_counter() - t0
+
+
 def modelled(max_keys: int, shapes) -> list:
+    """Rows of the modelled table. A shape over max_keys keys is extrapolated along the line
+    through the same B's two largest emulated S2 (a fixed part and a part per key); when only one
+    S2 of that B was emulated, S2 / 2 is emulated too, for the line only."""
     core = load_native("ascend_ops.lightning_indexer", "core")
     c = timing_constants()
-    done = {}  # B, S1 -> (S2, report) of the largest emulated S2
+    done = {}  # (B, S1) -> {S2: report}
     rows = []
     for b, s1, s2 in shapes:
         bound, what = bound_us(b, s1, s2, c)
         label = f"{'decode' if s1 == 1 else 'prefill'} B={b} S1={s1} S2={s2 // 1024}k"
+        runs = done.setdefault((b, s1), {})
         if b * s2 <= max_keys:
-            t0 = time.perf_counter()
-            _, _, r = core.run_emu(**model_case(b, s1, s2), sparse_mode=3, order="in_order", soc=MODEL_SOC)
-            wall = time.perf_counter() - t0
-            done[(b, s1)] = (s2, r)
+            r, wall = emulate(core, b, s1, s2)
+            runs[s2] = r
             how, us, gm, label_bound = f"emulated ({wall:.0f} s)", r["modelled_us"], r["gm_bound_us"], r["bound"]
             busy = r["pipe_busy_max_us"]
-        elif (b, s1) in done:
-            s2_run, r = done[(b, s1)]
-            f = s2 / s2_run
-            how = f"extrapolated x{f:g} from S2={s2_run // 1024}k"
-            us, gm, label_bound = r["modelled_us"] * f, r["gm_bound_us"] * f, r["bound"]
-            busy = {k: v * f for k, v in r["pipe_busy_max_us"].items()}
+        elif runs:
+            if len(runs) == 1:
+                (s_only,) = runs
+                runs[s_only // 2] = emulate(core, b, s1, s_only // 2)[0]
+            (sa, ra), (sb, rb) = sorted(runs.items())[-2:]
+
+            def line(key: str) -> float:
+                return rb[key] + (rb[key] - ra[key]) / (sb - sa) * (s2 - sb)
+
+            us, gm, label_bound = line("modelled_us"), line("gm_bound_us"), rb["bound"]
+            how = f"extrapolated from S2={sa // 1024}k, {sb // 1024}k"
+            busy = {k: v * us / rb["modelled_us"] for k, v in rb["pipe_busy_max_us"].items()}
         else:
             continue
         top = sorted(busy.items(), key=lambda kv: -kv[1])[:3]
@@ -262,7 +278,7 @@ def print_modelled(max_keys: int, quick: bool) -> None:
     print()
     print(f"Modelled NPU time of the AscendC kernel ({MODEL_SOC} preset, emulator timing model; "
           f"N1={N1} D={D} K={K} bf16 PA_BSND/{BLOCK_SIZE}) - modelled, not run on NPU")
-    print(format_table(["shape", "how", "modelled us", "bound us", "modelled / bound", "emu gm_bound us",
+    print(format_table(["shape", "how", "modelled us", "bound us", "modelled / bound", "emu memory bound us",
                         "emu bound", "busiest pipes (us, busiest core)"], rows))
     print("target: modelled / bound <= 2 at decode")
 
