@@ -129,6 +129,9 @@ std::vector<BlockState> RunBlocks(LaunchState& launch, const std::function<void(
       b.sub = sub;
       b.type = type;
       b.launch = &launch;
+      b.dcache_timing = LineCache(
+          static_cast<uint64_t>(type == CoreType::kAic ? timing::kAicDcacheBytes : timing::kAivDcacheBytes),
+          static_cast<uint64_t>(timing::kDcacheLineBytes));
       InitCorePipes(b, n);
     };
     if (launch.has_aic) add(CoreType::kAic, g, 0);
@@ -320,7 +323,7 @@ LaunchReport LaunchImpl(const LaunchConfig& config, const GmRegions& regions, co
     launch.pending_sets.clear();
     launch.gm_bytes = 0;
     launch.hbm_bytes = 0;
-    launch.l2 = L2Cache(static_cast<uint64_t>(config.l2_bytes));
+    launch.l2 = LineCache(static_cast<uint64_t>(config.l2_bytes), static_cast<uint64_t>(timing::kL2LineBytes));
     for (size_t i = 0; i < launch.regions.size(); ++i) {
       RegionState& r = launch.regions[i];
       r.owner.Reset(r.region.kind == GmKind::kInput ? 0 : r.region.bytes);

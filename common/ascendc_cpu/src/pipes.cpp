@@ -133,7 +133,7 @@ void EndInstr(BlockState& b) noexcept {
   const double local = static_cast<double>(std::max(in.local_read, in.local_write));
   switch (p) {
     case Pipe::kS:
-      cost = kScalarLocalCycles + static_cast<double>(in.gm_accesses) * kScalarGmCycles;
+      cost = kScalarLocalCycles + static_cast<double>(in.dcache_misses) * kScalarGmCycles;
       break;
     case Pipe::kV:
       fixed = kVectorStartCycles;
@@ -423,6 +423,7 @@ void ShadowGm(BlockState& b, RegionState& r, uint64_t first, uint64_t bytes, boo
   const uint64_t addr = r.begin + first;
   l.gm_bytes += bytes;
   l.hbm_bytes += l.l2.Access(addr, bytes, write);
+  if (b.instr.pipe == Pipe::kS && b.dcache_timing.Access(addr, bytes, write) > 0) ++b.instr.dcache_misses;
   if (r.region.kind == GmKind::kInput || !l.config.detect_races) return;
   const Pipe p = b.instr.pipe;
   const uint64_t line0 = addr / kLine, line1 = (addr + bytes - 1) / kLine;

@@ -13,7 +13,7 @@
 
 #include "ascendc_cpu/launch.h"
 #include "ascendc_cpu/runtime.h"
-#include "l2_cache.h"
+#include "line_cache.h"
 
 namespace ascendc_cpu::detail {
 
@@ -200,7 +200,7 @@ struct LaunchState {
   std::map<std::tuple<int, int, int>, std::vector<std::deque<Token>>> pending_sets;
   uint64_t gm_bytes = 0;             // total GM traffic of the run (timing model's L2 bound)
   uint64_t hbm_bytes = 0;            // the part of it that missed the L2 (timing model's HBM bound)
-  L2Cache l2{0};
+  LineCache l2{0, 512};
 };
 
 // The instruction a core is issuing: a PipeScope or an implicit vector instruction.
@@ -212,6 +212,7 @@ struct Instr {
   uint32_t clk = 0;
   uint32_t site = 0;
   uint64_t gm_bytes = 0, gm_accesses = 0, local_read = 0, local_write = 0, macs0 = 0;
+  uint64_t dcache_misses = 0;  // scalar GM accesses that missed the core's data cache
 };
 
 struct BlockState {
@@ -238,6 +239,7 @@ struct BlockState {
   std::array<std::deque<Token>, 16> cross_flags;       // cross-core flag counters
   std::map<int, uint8_t> event_ids;                    // HardEvent -> bitmask of taken ids
   std::unordered_map<uint64_t, uint32_t> dcache;       // GM line -> version when cached
+  LineCache dcache_timing{0, 64};                      // the timing model's view of the data cache
   int declared_type = -1;                              // KERNEL_TASK_TYPE_DEFAULT seen
   WaitInfo waiting;
   std::array<Arena, static_cast<size_t>(Mem::kCount)> arenas;

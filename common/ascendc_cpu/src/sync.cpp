@@ -308,8 +308,10 @@ void DcacheCleanInvalid(const void* gm, bool entire, SrcLoc loc) {
     for (const auto& kv : b.launch->dirty) {
       if (kv.second.core == b.core) lines.push_back(kv.first);
     }
+    b.dcache_timing.Clear();
   } else {
     lines.push_back(reinterpret_cast<uintptr_t>(gm) / 64);
+    b.dcache_timing.Invalidate(reinterpret_cast<uintptr_t>(gm), 1);
   }
   FlushLines(b, lines);
 }

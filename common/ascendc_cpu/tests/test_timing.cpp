@@ -220,3 +220,39 @@ TEST(dma_costs_fit_the_published_a2_matmul_profile) {
 }
 
 }  // namespace
+
+namespace {
+
+// Scalar GM reads through the core's data cache (AIV: 32 KB of 64-byte lines): the reads of a
+// line after its first hit; a sweep over more lines than the cache holds misses every time.
+void ScalarReadKernel(GM_ADDR xp, GM_ADDR tp) {
+  const uint32_t* t = reinterpret_cast<__gm__ uint32_t*>(tp);
+  const uint32_t count = t[0], stride = t[1], rounds = t[2];
+  GlobalTensor<int32_t> x;
+  x.SetGlobalBuffer((__gm__ int32_t*)xp);
+  int32_t sum = 0;
+  for (uint32_t r = 0; r < rounds; ++r) {
+    for (uint32_t i = 0; i < count; ++i) sum += x.GetValue(i * stride);
+  }
+  (void)sum;
+}
+
+double ScalarBusyCycles(uint32_t count, uint32_t stride, uint32_t rounds) {
+  std::vector<int32_t> x(static_cast<size_t>(count) * stride, 1);
+  uint32_t t[3] = {count, stride, rounds};
+  const auto r = ascendc_cpu::Launch({"scalar", 1, 196608, Order::kInOrder},
+                                     {{x.data(), x.size() * 4, "x", GmKind::kInput},
+                                      {t, sizeof t, "tiling", GmKind::kInput}},
+                                     ScalarReadKernel, x.data(), t);
+  return r.pipe_busy_us.at("S") * 1.8e3;
+}
+
+TEST(scalar_reads_hit_the_data_cache) {
+  const double consecutive = ScalarBusyCycles(256, 1, 4);    // 1 KiB: 16 lines, read 4 times
+  const double sweep = ScalarBusyCycles(1024, 16, 2);        // 1024 lines (64 KB), twice
+  std::printf("    1024 reads of 16 lines: %.0f cycles; 2048 reads of 1024 lines: %.0f cycles\n", consecutive, sweep);
+  CHECK(consecutive >= 16 * 200 && consecutive < 16 * 200 + 1024 * 4);
+  CHECK(sweep >= 2048 * 200);
+}
+
+}  // namespace

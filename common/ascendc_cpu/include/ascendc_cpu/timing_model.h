@@ -59,10 +59,16 @@ inline constexpr double kCubeStartCycles = 16.0;  // estimate
 inline constexpr double kMte1BytesPerCycle = 256.0;
 inline constexpr double kMte1StartCycles = 16.0;  // estimate
 
-// Scalar unit: one cycle per LocalTensor GetValue/SetValue (estimate) and a data-cache miss to HBM
-// per GlobalTensor GetValue/SetValue (estimate; the model does not track hits).
+// Scalar unit: one cycle per LocalTensor GetValue/SetValue and per GlobalTensor access that hits
+// the core's data cache (estimate), kScalarGmCycles per GlobalTensor read that misses it
+// (estimate). The data cache: 64-byte lines, 16 KB on an AIC, 32 KB on an AIV (asc-devkit docs,
+// 高级编程/内存模型/缓存一致性.md, NPU架构版本2201 table: AIC DCache 64B / 16KB, AIV DCache
+// 64B / 32KB); LRU and write-allocate without a fill are estimates.
 inline constexpr double kScalarLocalCycles = 1.0;
 inline constexpr double kScalarGmCycles = 200.0;
+inline constexpr double kDcacheLineBytes = 64;
+inline constexpr double kAicDcacheBytes = 16 * 1024;
+inline constexpr double kAivDcacheBytes = 32 * 1024;
 // The scalar unit issues every instruction: one cycle of issue per instruction (estimate).
 inline constexpr double kIssueCycles = 1.0;
 
