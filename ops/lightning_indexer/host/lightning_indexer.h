@@ -111,8 +111,9 @@ LightningIndexerTiling kernel_tiling(const Args& args, const Dims& dims, const a
 // and check_npu_limits() first.
 size_t npu_workspace_bytes(const Args& args, const aop_platform& platform);
 
-// Bytes of UB the kernel allocates for a tiling (every buffer rounded up to 32 bytes, as
-// TPipe::InitBuffer does); the tiling keeps it within the platform's UB.
+// Bytes of UB the kernel allocates at most for a tiling (the vector side's pipe, or the split
+// merge's that replaces it; every buffer rounded up to 32 bytes, as TPipe::InitBuffer does); the
+// tiling keeps it within the platform's UB.
 int64_t kernel_ub_bytes(const LightningIndexerTiling& tiling);
 
 // The NPU backend (built only with CANN, host/npu_launch.cpp): validates (check_npu_limits

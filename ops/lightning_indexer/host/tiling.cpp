@@ -91,6 +91,22 @@ int64_t ub_bytes_of(int64_t heads, int64_t head_chunk, int64_t block_pad, int64_
          + ub_buffer(rows_per_aiv * heads * 4);     // weights as float32
 }
 
+// Mirrors SplitMerge's InitBuffer calls (kernel/lightning_indexer_merge.h): the running list, the
+// merge target (the running list and one input buffer) and two input buffers of merge_pairs.
+int64_t merge_ub_bytes(int64_t k_pad, int64_t merge_pairs) {
+  return ub_buffer(k_pad * 8) + ub_buffer((k_pad + merge_pairs) * 8) + 2 * ub_buffer(merge_pairs * 8);
+}
+
+// The largest merge_pairs (a multiple of 32) whose buffers fit the UB, at most one MrgSort's worth
+// of runs (the lists the running list leaves free, <= 4064 pairs each).
+int64_t merge_pairs_for(int64_t k_pad, int64_t ub_bytes) {
+  const int64_t running_lists = (k_pad + kMaxMergeList - 1) / kMaxMergeList;
+  const int64_t most = (4 - running_lists) * kMaxMergeList / kSortGroup * kSortGroup;
+  int64_t pairs = std::min(most, (ub_bytes - 16 * k_pad) / 24 / kSortGroup * kSortGroup);
+  while (pairs > 0 && merge_ub_bytes(k_pad, pairs) > ub_bytes) pairs -= kSortGroup;
+  return pairs;
+}
+
 // The AIC's L1 / L0 use (Cube::Init): q tile once, key tiles twice (double buffered), one L0C tile.
 bool cube_fits(int64_t m_pad, int64_t tile, int64_t D, int64_t elem, const aop_platform& p) {
   return m_pad * D * elem <= p.l0a_bytes && 2 * tile * D * elem <= p.l0b_bytes && m_pad * tile * 4 <= p.l0c_bytes &&
@@ -205,6 +221,15 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
     }
   }
   t.splits = static_cast<int32_t>(splits);
+  if (splits > 1) {
+    const int64_t running_lists = (t.k_pad + kMaxMergeList - 1) / kMaxMergeList;
+    t.merge_pairs = static_cast<int32_t>(merge_pairs_for(t.k_pad, p.ub_bytes));
+    if (t.merge_pairs < (4 - running_lists) * kSortGroup) {
+      throw aop::Error(AOP_VALUE_ERROR, "lightning_indexer: the split merge's buffers do not fit " +
+                                            std::string(p.soc) + " (UB " + std::to_string(p.ub_bytes) +
+                                            " bytes) for sparse_count = " + std::to_string(a.sparse_count));
+    }
+  }
   const int64_t units = items * splits;
   t.units = static_cast<int32_t>(units);
   t.block_dim = static_cast<int32_t>(std::clamp<int64_t>(units, 1, aics));
@@ -229,7 +254,8 @@ size_t kernel_workspace_bytes(const LightningIndexerTiling& t) {
 }
 
 int64_t kernel_ub_bytes(const LightningIndexerTiling& t) {
-  return ub_bytes_of(t.heads, t.head_chunk, t.block_pad, t.k_pad, t.rows_per_aiv, t.weights_float ? 4 : 2);
+  const int64_t vector = ub_bytes_of(t.heads, t.head_chunk, t.block_pad, t.k_pad, t.rows_per_aiv, t.weights_float ? 4 : 2);
+  return t.splits > 1 ? std::max(vector, merge_ub_bytes(t.k_pad, t.merge_pairs)) : vector;
 }
 
 size_t npu_workspace_bytes(const Args& args, const aop_platform& platform) {

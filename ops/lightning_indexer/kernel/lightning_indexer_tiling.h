@@ -39,7 +39,8 @@ struct LightningIndexerTiling {
   int32_t block_dim;         // AIC count launched (MIX 1:2: 2 * block_dim AIVs); <= the platform's AICs
   int32_t items_per_core;    // every group gets this many units ...
   int32_t cores_with_extra;  // ... and the first cores_with_extra get one more
-  int32_t reserved;          // 0 (the int64 fields below stay aligned without padding)
+  int32_t merge_pairs;       // splits > 1: (score, index) pairs of one input buffer of the split merge (two,
+                             // double buffered; kernel/lightning_indexer_merge.h), else 0
   int64_t slot_floats;       // float32 elements of one GM score slot: m_pad * block_pad
   int64_t workspace_per_aic;  // float32 elements of the GM workspace per AIC: 2 slots (ping-pong)
   int64_t partials_offset;   // splits > 1: float32 offset of the partial top-k lists in the workspace

@@ -5,7 +5,9 @@
 //            through a double-buffered VECIN queue; Muls + Add per head, float32)
 //   keys at or past the row's limit (causal / act_s2) -> -inf, Sort the block's (score, index)
 //   pairs, and MrgSort them into the row's running top-k (k_pad pairs in UB) when the block's best
-//   beats the current K-th score; Extract (<= 255 repeats per call) and copy out at the item's end.
+//   beats the current K-th score; Extract (<= 255 repeats per call) and copy out at the item's end
+//   (kernel/lightning_indexer_topk.h). Split items: each split's rows leave their partial lists in
+//   GM, merged after a SyncAll by kernel/lightning_indexer_merge.h.
 // Ties: Sort and MrgSort keep equal scores in input order (lower position, lower list first);
 // block indices ascend and the running list (smaller indices) comes first, so ties go to the
 // smaller index. Every hand-off between pipes is explicit (queue events, SetFlag/WaitFlag with
@@ -13,12 +15,11 @@
 // --cce-auto-sync.
 #pragma once
 #include "kernel/lightning_indexer_handshake.h"
+#include "kernel/lightning_indexer_merge.h"
+#include "kernel/lightning_indexer_topk.h"
 #include "kernel/lightning_indexer_work.h"
 
 namespace lightning_indexer {
-
-constexpr uint32_t kMaxExtract = 255 * kSortGroup;  // Extract: repeatTime <= 255 (A2 docs)
-constexpr int32_t kMaxMergeList = 4064;             // MrgSort takes lists of at most 4095 pairs (A2 docs)
 
 // W: weights type (the query dtype or float).
 template <typename W>
@@ -30,10 +31,11 @@ class Vector {
     const int64_t group = AscendC::GetBlockIdx() / AscendC::GetTaskRatio();
     sub_ = AscendC::GetSubBlockIdx();
     work_.Init(t_, lengths_q, lengths_k, group);
-    const int64_t q_total = t_.layout_query == 1 ? t_.q_rows : t_.batch * t_.q_rows;
-    weights_.SetGlobalBuffer((__gm__ W*)weights, q_total * t_.heads);
-    indices_.SetGlobalBuffer((__gm__ int32_t*)sparse_indices, q_total * t_.sparse_count);
-    if (t_.has_values) values_.SetGlobalBuffer((__gm__ float*)sparse_values, q_total * t_.sparse_count);
+    q_total_ = t_.layout_query == 1 ? t_.q_rows : t_.batch * t_.q_rows;
+    weights_.SetGlobalBuffer((__gm__ W*)weights, q_total_ * t_.heads);
+    sparse_indices_ = sparse_indices;
+    sparse_values_ = sparse_values;
+    out_.Init(sparse_indices, sparse_values, q_total_, t_, &pipe_);
     workspace_.SetGlobalBuffer((__gm__ float*)workspace + group * t_.workspace_per_aic, t_.workspace_per_aic);
     if (t_.splits > 1) {
       partials_.SetGlobalBuffer((__gm__ float*)workspace + t_.partials_offset,
@@ -61,10 +63,13 @@ class Vector {
   __aicore__ inline void Process() {
     for (int64_t u = work_.Begin(); u < work_.End(); ++u) ProcessUnit(work_.GetUnit(u), u);
     if (t_.splits > 1) {
+      pipe_.Destroy();  // its UB goes to the merge's pipe
       // Every AIV's partial lists are in GM. isAIVOnly = true in a MIX kernel synchronises the
       // AIVs only (SyncAll.md): what is wanted here, the AICs are done with these units.
       AscendC::SyncAll<true>();
-      MergeSplits();
+      SplitMerge merge;
+      merge.Init(t_, work_, partials_, sparse_indices_, sparse_values_, q_total_);
+      merge.Process();
     }
   }
 
@@ -84,7 +89,7 @@ class Vector {
 
   // Unit x (split x.split of an item): own rows [mine0, mine1) of the group, real ones up to
   // real_end. Unsplit: the rows' outputs. Split: each real row that sees a key leaves its partial
-  // list (the top-k of keys [k0, k1)) in GM for MergeSplits; split 0 writes the other rows.
+  // list (the top-k of keys [k0, k1)) in GM for SplitMerge; split 0 writes the other rows.
   __aicore__ inline void ProcessUnit(const Item& x, int64_t u) {
     const int64_t mine0 = Min(x.r0 + sub_ * t_.rows_per_aiv, x.slab_end);
     const int64_t mine1 = Min(mine0 + (sub_ == 0 ? t_.rows_per_aiv : t_.rows_per_group - t_.rows_per_aiv), x.slab_end);
@@ -106,8 +111,7 @@ class Vector {
         const int64_t cols = RoundUp(visible, kSortGroup);
         BlockScores(slot, mine0 + r - x.r0, r, visible, cols);
         SortBlock(j0, cols);
-        MergeRun(topk_buf_.Get<float>()[static_cast<uint32_t>(r * kp * 2)], sorted_buf_.Get<float>(),
-                 Min(cols, MergeTake()));
+        MergeBlock(topk_buf_.Get<float>()[static_cast<uint32_t>(r * kp * 2)], Min(cols, MergeTake()));
       }
       handshake_.Release(slot);
     }
@@ -118,14 +122,14 @@ class Vector {
         if (split) {
           SavePartial(topk, (u * t_.rows_per_group + mine0 + r - x.r0) * kp * 2);
         } else {
-          WriteRow(topk, x.q_begin + mine0 + r, Min(t_.sparse_count, limit));
+          out_.Write(topk, merge_buf_.Get<float>(), x.q_begin + mine0 + r, Min(t_.sparse_count, limit));
         }
       } else if (x.split == 0) {
-        FillRow(x.q_begin + mine0 + r);
+        out_.Fill(merge_buf_.Get<float>(), x.q_begin + mine0 + r);
       }
     }
     if (x.split == 0) {
-      for (int64_t r = real1; r < mine1; ++r) FillRow(x.q_begin + r);
+      for (int64_t r = real1; r < mine1; ++r) out_.Fill(merge_buf_.Get<float>(), x.q_begin + r);
     }
   }
 
@@ -133,41 +137,6 @@ class Vector {
     Sync<AscendC::HardEvent::V_MTE3>();
     AscendC::DataCopy(partials_[static_cast<uint64_t>(at)], topk, static_cast<uint32_t>(t_.k_pad * 2));
     Sync<AscendC::HardEvent::MTE3_V>();  // the list's buffer is rewritten by the next unit
-  }
-
-  // After SyncAll: the rows of split items, shared out over every AIV of the launch: each merges
-  // its row's partial lists in split order (split s holds smaller indices than split s + 1, and
-  // the running list is MrgSort's first list, so ties still go to the smaller index), a run of
-  // block_pad pairs at a time, and stops reading a list once its run cannot beat the K-th score.
-  __aicore__ inline void MergeSplits() {
-    const int64_t kp = t_.k_pad, bp = t_.block_pad;
-    const int64_t me = AscendC::GetBlockIdx(), cores = AscendC::GetBlockNum() * AscendC::GetTaskRatio();
-    LocalTensor<float> topk = topk_buf_.Get<float>();
-    LocalTensor<float> run = sorted_buf_.Get<float>();
-    int64_t task = 0;
-    for (int64_t item = 0; item < t_.items; ++item) {
-      const Item x = work_.Get(item);
-      for (int64_t r = x.r0; r < x.real_end; ++r) {
-        const int64_t limit = work_.Limit(x, r);
-        if (limit == 0 || (task++ % cores) != me) continue;
-        AscendC::Duplicate(topk, -__builtin_huge_valf(), static_cast<int32_t>(kp * 2));
-        AscendC::PipeBarrier<PIPE_V>();
-        for (int64_t s = 0; s < t_.splits; ++s) {
-          const int64_t list = ((item * t_.splits + s) * t_.rows_per_group + r - x.r0) * kp * 2;
-          for (int64_t c = 0; c < kp; c += bp) {
-            const int64_t n = Min(bp, kp - c);
-            Sync<AscendC::HardEvent::V_MTE2>();  // the last run was merged ...
-            Sync<AscendC::HardEvent::S_MTE2>();  // ... and its best score read
-            AscendC::DataCopy(run, partials_[static_cast<uint64_t>(list + c * 2)], static_cast<uint32_t>(n * 2));
-            Sync<AscendC::HardEvent::MTE2_V>();
-            Sync<AscendC::HardEvent::MTE2_S>();
-            Sync<AscendC::HardEvent::V_S>();  // the running list's last update
-            if (!MergeRun(topk, run, n)) break;  // the rest of this list scores lower still
-          }
-        }
-        WriteRow(topk, x.q_begin + r, Min(t_.sparse_count, limit));
-      }
-    }
   }
 
   // weights[first .. first + count) as float32 in w_buf_.
@@ -243,77 +212,17 @@ class Vector {
     Sync<AscendC::HardEvent::V_S>();
   }
 
-  // Merges a sorted run of n (<= MergeTake()) pairs into the row's running list when the run's
-  // best score beats the K-th best so far (a tie would lose: the run's indices are larger).
-  // The caller has ordered the run's writes before the scalar unit. Returns whether it merged.
-  __aicore__ inline bool MergeRun(const LocalTensor<float>& topk, const LocalTensor<float>& run, int64_t n) {
-    const int32_t kp = static_cast<int32_t>(t_.k_pad);
+  // Merges the sorted block (n <= MergeTake() pairs in sorted_buf_) into the row's running list
+  // when its best score beats the K-th best so far (a tie would lose: the block's indices are
+  // larger). The caller has ordered the block's writes before the scalar unit.
+  __aicore__ inline void MergeBlock(const LocalTensor<float>& topk, int64_t n) {
+    const LocalTensor<float> run = sorted_buf_.Get<float>();
     const float best = run.GetValue(0);
     const float kth = topk.GetValue(static_cast<uint32_t>((t_.sparse_count - 1) * 2));
     Sync<AscendC::HardEvent::S_V>();
-    if (!(best > kth)) return false;
-    // The running list (k_pad <= 8192) goes in as up to 3 consecutive chunks of <= 4064 pairs:
-    // each chunk is sorted and the chunks are in order, so the merge keeps the list's order
-    // (equal scores: lower list first) and the run, the last list, loses ties.
-    LocalTensor<float> merged = merge_buf_.Get<float>();
-    uint16_t counts[4] = {0, 0, 0, 0};
-    LocalTensor<float> lists[4];
-    int32_t n_lists = 0;
-    for (int32_t at = 0; at < kp; at += kMaxMergeList) {
-      counts[n_lists] = static_cast<uint16_t>(kp - at < kMaxMergeList ? kp - at : kMaxMergeList);
-      lists[n_lists++] = topk[static_cast<uint32_t>(at * 2)];
-    }
-    counts[n_lists] = static_cast<uint16_t>(n);
-    lists[n_lists++] = run;
-    const uint16_t valid = n_lists == 2 ? 0b11 : n_lists == 3 ? 0b111 : 0b1111;
-    uint32_t sorted_num[4] = {0, 0, 0, 0};
-    AscendC::MrgSort<float>(merged, AscendC::MrgSortSrcList<float>(lists[0], lists[1], lists[2], lists[3]), counts,
-                            sorted_num, valid, 1);
-    AscendC::PipeBarrier<PIPE_V>();
-    AscendC::DataCopy(topk, merged, static_cast<uint32_t>(kp * 2));
-    AscendC::PipeBarrier<PIPE_V>();
-    return true;
-  }
-
-  // The first `count` pairs of the row's list, then -1 / -inf, to the outputs.
-  __aicore__ inline void WriteRow(const LocalTensor<float>& topk, int64_t row, int64_t count) {
-    const uint32_t kp = static_cast<uint32_t>(t_.k_pad);
-    LocalTensor<float> values = merge_buf_.Get<float>();
-    LocalTensor<int32_t> indices = values[kp].template ReinterpretCast<int32_t>();
-    for (uint32_t at = 0; at < kp; at += kMaxExtract) {  // Extract takes at most 255 repeats of 32 pairs
-      const uint32_t pairs = kp - at < kMaxExtract ? kp - at : kMaxExtract;
-      AscendC::Extract(values[at], indices[at].ReinterpretCast<uint32_t>(), topk[at * 2],
-                       static_cast<int32_t>(pairs / kSortGroup));
-    }
-    AscendC::PipeBarrier<PIPE_V>();
-    const int64_t head_end = Min(RoundUp(count, 8), kp);
-    if (head_end > count) {
-      Sync<AscendC::HardEvent::V_S>();
-      for (int64_t j = count; j < head_end; ++j) indices.SetValue(static_cast<uint32_t>(j), -1);
-      Sync<AscendC::HardEvent::S_V>();
-    }
-    if (head_end < static_cast<int64_t>(kp)) {
-      AscendC::Duplicate(indices[static_cast<uint32_t>(head_end)], -1, static_cast<int32_t>(kp - head_end));
-    }
-    CopyOut(values, indices, row);
-  }
-
-  __aicore__ inline void FillRow(int64_t row) {
-    const uint32_t kp = static_cast<uint32_t>(t_.k_pad);
-    LocalTensor<float> values = merge_buf_.Get<float>();
-    LocalTensor<int32_t> indices = values[kp].template ReinterpretCast<int32_t>();
-    AscendC::Duplicate(values, -__builtin_huge_valf(), static_cast<int32_t>(kp));
-    AscendC::Duplicate(indices, -1, static_cast<int32_t>(kp));
-    CopyOut(values, indices, row);
-  }
-
-  // UB staging -> the outputs' row; the staging buffer is free again for V afterwards.
-  __aicore__ inline void CopyOut(const LocalTensor<float>& values, const LocalTensor<int32_t>& indices, int64_t row) {
-    Sync<AscendC::HardEvent::V_MTE3>();
-    const AscendC::DataCopyExtParams params{1, static_cast<uint32_t>(t_.sparse_count * 4), 0, 0, 0};
-    AscendC::DataCopyPad(indices_[static_cast<uint64_t>(row * t_.sparse_count)], indices, params);
-    if (t_.has_values) AscendC::DataCopyPad(values_[static_cast<uint64_t>(row * t_.sparse_count)], values, params);
-    Sync<AscendC::HardEvent::MTE3_V>();
+    if (!(best > kth)) return;
+    const uint16_t count = static_cast<uint16_t>(n);
+    MergeRuns(topk, t_.k_pad, merge_buf_.Get<float>(), &run, &count, 1);
   }
 
   AscendC::TPipe pipe_;
@@ -321,8 +230,11 @@ class Vector {
   AscendC::TBuf<AscendC::TPosition::VECCALC> acc_buf_, iota_buf_, idx_buf_, sorted_buf_, sort_tmp_buf_, merge_buf_,
       topk_buf_, w_raw_buf_, w_buf_;
   GlobalTensor<W> weights_;
-  GlobalTensor<int32_t> indices_;
-  GlobalTensor<float> values_, workspace_, partials_;
+  GlobalTensor<float> workspace_, partials_;
+  GM_ADDR sparse_indices_ = nullptr;
+  GM_ADDR sparse_values_ = nullptr;
+  int64_t q_total_ = 0;
+  RowOut out_;
   Work work_;
   VectorHandshake handshake_;
   LightningIndexerTiling t_;
