@@ -10,6 +10,10 @@
 // Only a list's first `pairs` = min(k_pad, keys of a split, keys the row sees) rounded up to 32 can
 // hold keys (the rest are -inf, the first pairs' padding too), and splits that start at or past
 // the row's causal limit hold none: neither is read.
+// Prefix first: when the row's best keys spread over the splits, each list gives about
+// K / lists of them, so the first pass merges only a prefix of each list (twice that share and a
+// margin). It holds the row's top-k exactly when every list's last merged score is below the K-th
+// best it found (every pair left out scores lower still); otherwise the whole lists are merged.
 // Ties: the lists go in split order (split s holds smaller indices than split s + 1), a list's
 // pieces in list order (a list keeps equal scores in index order), after the running list: ties go
 // to the smaller index.
@@ -35,6 +39,7 @@ struct Span {
   int64_t block_pairs;
   int64_t gap_bytes;
   int64_t piece_pairs;
+  bool ends_lists;  // each burst ends with the last pair taken from its list
 };
 
 class SplitMerge {
@@ -98,6 +103,7 @@ class SplitMerge {
       s.block_pairs = l.pairs;
       s.gap_bytes = (l.stride - l.pairs * 2) * 4;
       s.piece_pairs = l.pairs;
+      s.ends_lists = true;
     } else {
       const int64_t span_pairs = runs_per_merge_ * piece_cap_;
       const int64_t per_list = (l.pairs + span_pairs - 1) / span_pairs;
@@ -107,6 +113,7 @@ class SplitMerge {
       s.block_pairs = Min(span_pairs, l.pairs - at);
       s.gap_bytes = 0;
       s.piece_pairs = piece_cap_;
+      s.ends_lists = at + s.block_pairs == l.pairs;
     }
     return s;
   }
@@ -120,23 +127,48 @@ class SplitMerge {
     runs_.EnQue(in);
   }
 
-  // topk <- the best k_pad of the row's lists; each span's DMA is issued before the last one is
-  // merged.
+  template <AscendC::HardEvent kEvent>
+  __aicore__ inline void Sync() {
+    const int32_t id = static_cast<int32_t>(pipe_.FetchEventID(kEvent));
+    AscendC::SetFlag<kEvent>(id);
+    AscendC::WaitFlag<kEvent>(id);
+  }
+
+  // topk <- the row's top-k: from the lists' prefixes when they hold it, else from the whole lists.
   __aicore__ inline void MergeRow(const RowLists& l) {
+    const int64_t share = (t_->sparse_count + l.count - 1) / l.count;
+    const int64_t prefix = RoundUp(2 * share, kSortGroup) + kSortGroup;
+    if (prefix < l.pairs) {
+      RowLists head = l;
+      head.pairs = prefix;
+      if (MergeLists(head, true)) return;
+    }
+    MergeLists(l, false);
+  }
+
+  // topk <- the best k_pad of the lists' first l.pairs pairs; each span's DMA is issued before the
+  // last one is merged. With `check`: returns whether that is the best k_pad of the whole lists
+  // (every list's last pair taken scores below the K-th best), else true.
+  __aicore__ inline bool MergeLists(const RowLists& l, bool check) {
     LocalTensor<float> topk = topk_buf_.Get<float>();
     LocalTensor<float> merged = merged_buf_.Get<float>();
     AscendC::Duplicate(topk, -__builtin_huge_valf(), static_cast<int32_t>(t_->k_pad * 2));
     AscendC::PipeBarrier<PIPE_V>();
+    float last_best = -__builtin_huge_valf();  // the best score of a list's last pair taken
     const int64_t spans = Spans(l);
-    Span next = GetSpan(l, 0);
-    Load(next);
+    Load(GetSpan(l, 0));
     for (int64_t i = 0; i < spans; ++i) {
-      const Span s = next;
-      if (i + 1 < spans) {
-        next = GetSpan(l, i + 1);
-        Load(next);
-      }
+      const Span s = GetSpan(l, i);
       LocalTensor<float> in = runs_.DeQue<float>();
+      if (check && s.ends_lists) {  // before the next DMA is issued: MTE2_S waits for this one only
+        Sync<AscendC::HardEvent::MTE2_S>();
+        for (int64_t b = 0; b < s.blocks; ++b) {
+          const float last = in.GetValue(static_cast<uint32_t>(((b + 1) * s.block_pairs - 1) * 2));
+          if (last > last_best) last_best = last;
+        }
+        Sync<AscendC::HardEvent::S_MTE2>();  // the buffer is written again two DMAs on
+      }
+      if (i + 1 < spans) Load(GetSpan(l, i + 1));
       const int64_t total = s.blocks * s.block_pairs;
       LocalTensor<float> runs[4];
       uint16_t counts[4] = {0, 0, 0, 0};
@@ -151,6 +183,11 @@ class SplitMerge {
       }
       runs_.FreeTensor(in);
     }
+    if (!check) return true;
+    Sync<AscendC::HardEvent::V_S>();
+    const float kth = topk.GetValue(static_cast<uint32_t>((t_->sparse_count - 1) * 2));
+    Sync<AscendC::HardEvent::S_V>();  // topk may be rewritten next
+    return last_best < kth;
   }
 
   const LightningIndexerTiling* t_ = nullptr;
