@@ -246,7 +246,8 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
 }  // namespace
 
 size_t kernel_check_bytes(const LightningIndexerTiling& t) {
-  return static_cast<size_t>(2 * t.block_dim) * kLiCheckWords * sizeof(int64_t);  // MIX 1:2: two AIVs per AIC
+  // MIX 1:2: a check slot per AIV (two per AIC), then a verdict line per AIC
+  return static_cast<size_t>(3 * t.block_dim) * kLiCheckWords * sizeof(int64_t);
 }
 
 size_t kernel_workspace_bytes(const LightningIndexerTiling& t) {
