@@ -69,7 +69,7 @@ CpuPlan compute(const Dims& d, const Args& a, int32_t threads) {
 
 constexpr int64_t kMaxTileKeys = 128;   // keys per Mmad at most (128 x D=128 fp16 = 32 KiB: two fit L0B)
 constexpr int64_t kMaxBlockKeys = 512;  // keys per hand-off (one Sort + at most one merge per row) at most
-constexpr int64_t kMaxHeadChunk = 16;
+constexpr int64_t kMaxHeadChunk = 32;  // heads per score copy on the AIV: fewer DMAs, each with its fixed latency
 constexpr int64_t kMinSplitKeys = 1024;  // keys per split at least: a split's fixed costs stay small
 constexpr int64_t kFractal = 16;
 constexpr int64_t kSortGroup = 32;
