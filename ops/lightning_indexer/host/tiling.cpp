@@ -70,7 +70,7 @@ CpuPlan compute(const Dims& d, const Args& a, int32_t threads) {
 constexpr int64_t kMaxTileKeys = 128;   // keys per Mmad at most (128 x D=128 fp16 = 32 KiB: two fit L0B)
 constexpr int64_t kMaxBlockKeys = 512;  // keys per hand-off (one Sort + at most one merge per row) at most
 constexpr int64_t kMaxHeadChunk = 32;  // heads per score copy on the AIV: fewer DMAs, each with its fixed latency
-constexpr int64_t kMinSplitKeys = 1024;  // keys per split at least: a split's fixed costs stay small
+constexpr int64_t kMinSplitKeys = 512;  // keys per split at least (a full key block): its merge costs less than them
 constexpr int64_t kFractal = 16;
 constexpr int64_t kSortGroup = 32;
 constexpr int64_t kUbAlign = 32;
@@ -89,6 +89,24 @@ int64_t ub_bytes_of(int64_t heads, int64_t head_chunk, int64_t block_pad, int64_
          + ub_buffer(rows_per_aiv * k_pad * 8)      // running top-k lists
          + ub_buffer(rows_per_aiv * heads * weight_bytes)  // weights as loaded
          + ub_buffer(rows_per_aiv * heads * 4);     // weights as float32
+}
+
+// Key blocks of the busiest AIC when `items` items of key_blocks blocks each are cut into `splits`
+// splits of ceil(key_blocks / splits) blocks (Work::GetUnit) and the units are shared out as
+// compute_kernel does (contiguous, the first units % AICs AICs one more).
+int64_t busiest_aic_blocks(int64_t items, int64_t splits, int64_t key_blocks, int64_t aics) {
+  const int64_t units = items * splits, groups = std::clamp<int64_t>(units, 1, aics);
+  const int64_t per_core = units / groups, extra = units % groups;
+  const int64_t per_split = (key_blocks + splits - 1) / splits;
+  int64_t busiest = 0;
+  for (int64_t g = 0, u = 0; g < groups; ++g) {
+    int64_t load = 0;
+    for (const int64_t end = u + per_core + (g < extra ? 1 : 0); u < end; ++u) {
+      load += std::min(per_split, key_blocks - (u % splits) * per_split);
+    }
+    busiest = std::max(busiest, load);
+  }
+  return busiest;
 }
 
 // Mirrors SplitMerge's InitBuffer calls (kernel/lightning_indexer_merge.h): the running list, the
@@ -205,18 +223,22 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
   // MIX 1:2: one group per AIC (block_dim may not exceed the AIC count), two AIVs each. Each
   // item's keys may be split so the AICs share the work evenly (decode: fewer items than AICs;
   // or items that do not divide evenly): the splits' partial top-k lists meet in GM and are
-  // merged after a SyncAll of the AIVs. The split count minimises the per-AIC share of item work,
-  // ceil(items * s / AICs) / s, preferring fewer splits unless more save 10%; every split keeps
-  // at least kMinSplitKeys of the longest batch's keys.
+  // merged after a SyncAll of the AIVs. The split count minimises the key blocks of the busiest
+  // AIC (a split holds whole blocks: split_blocks(), counts that leave a split empty are skipped),
+  // preferring fewer splits unless more save 5%; every split keeps at least kMinSplitKeys of the
+  // longest batch's keys.
   const int64_t aics = std::max<int64_t>(1, p.aic_cores);
   const int64_t max_keys = a.layout_key == Layout::kPA_BSND ? d.max_blocks * d.block_size : d.key_rows;
   const int64_t max_splits = std::clamp<int64_t>(max_keys / kMinSplitKeys, 1, aics);
+  const int64_t key_blocks = std::max<int64_t>(1, (max_keys + t.block_keys - 1) / t.block_keys);
   int64_t splits = 1;
-  double best = static_cast<double>((items + aics - 1) / aics);
+  int64_t best = busiest_aic_blocks(items, 1, key_blocks, aics);
   for (int64_t s = 2; s <= max_splits && items > 0; ++s) {
-    const double share = static_cast<double>((items * s + aics - 1) / aics) / static_cast<double>(s);
-    if (share < 0.9 * best) {
-      best = share;
+    const int64_t per_split = (key_blocks + s - 1) / s;
+    if ((key_blocks + per_split - 1) / per_split != s) continue;
+    const int64_t load = busiest_aic_blocks(items, s, key_blocks, aics);
+    if (load < 0.95 * static_cast<double>(best)) {
+      best = load;
       splits = s;
     }
   }
