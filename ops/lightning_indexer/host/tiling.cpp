@@ -88,7 +88,8 @@ int64_t ub_bytes_of(int64_t heads, int64_t head_chunk, int64_t block_pad, int64_
          + ub_buffer((k_pad + take) * 8)            // merge target / output staging
          + ub_buffer(rows_per_aiv * k_pad * 8)      // running top-k lists
          + ub_buffer(rows_per_aiv * heads * weight_bytes)  // weights as loaded
-         + ub_buffer(rows_per_aiv * heads * 4);     // weights as float32
+         + ub_buffer(rows_per_aiv * heads * 4)      // weights as float32
+         + ub_buffer(rows_per_aiv * heads * 32);    // each weight as a 32-byte block (the Mul's src1)
 }
 
 // Key blocks of the busiest AIC when `items` items of key_blocks blocks each are cut into `splits`

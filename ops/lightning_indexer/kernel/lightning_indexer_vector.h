@@ -2,7 +2,8 @@
 // (AIV 0 the first rows_per_aiv, AIV 1 the rest). Per key block published by the AIC (a GM slot
 // [m, block_pad] of ReLU(q . k^T)) and per own row:
 //   acc[j] = sum_h weights[r, h] * slot[r * N1 + h, j]   (heads copied to UB head_chunk at a time
-//            through a double-buffered VECIN queue; Muls + Add per head, float32)
+//            through a double-buffered VECIN queue; per chunk one Mul per 64 keys over all its
+//            heads, then the heads summed pairwise, float32)
 //   keys at or past the row's limit (causal / act_s2) -> -inf, Sort the block's (score, index)
 //   pairs, and MrgSort them into the row's running top-k (k_pad pairs in UB) when the block's best
 //   beats the current K-th score; Extract (<= 255 repeats per call) and copy out at the item's end
@@ -20,6 +21,9 @@
 #include "kernel/lightning_indexer_work.h"
 
 namespace lightning_indexer {
+
+constexpr uint32_t kBlockFloats = 8;   // floats of one 32-byte DataBlock
+constexpr int32_t kRepeatFloats = 64;  // floats of one 256-byte vector repeat
 
 // W: weights type (the query dtype or float).
 template <typename W>
@@ -54,6 +58,7 @@ class Vector {
     pipe_.InitBuffer(topk_buf_, rows * kp * 8);
     pipe_.InitBuffer(w_raw_buf_, RoundUp(rows * n1 * sizeof(W), 32));
     pipe_.InitBuffer(w_buf_, RoundUp(rows * n1 * sizeof(float), 32));
+    pipe_.InitBuffer(w_blocks_buf_, rows * n1 * kBlockFloats * sizeof(float));
 
     LocalTensor<int32_t> iota = iota_buf_.Get<int32_t>();
     for (uint32_t i = 0; i < bp; ++i) iota.SetValue(i, static_cast<int32_t>(i));
@@ -139,7 +144,7 @@ class Vector {
     Sync<AscendC::HardEvent::MTE3_V>();  // the list's buffer is rewritten by the next unit
   }
 
-  // weights[first .. first + count) as float32 in w_buf_.
+  // weights[first .. first + count) as float32 in w_buf_, and as weight blocks in w_blocks_buf_.
   __aicore__ inline void LoadWeights(int64_t first, uint32_t count) {
     const AscendC::DataCopyExtParams params{1, static_cast<uint32_t>(count * sizeof(W)), 0, 0, 0};
     LocalTensor<float> w = w_buf_.Get<float>();
@@ -147,22 +152,34 @@ class Vector {
     if constexpr (sizeof(W) == sizeof(float)) {
       AscendC::DataCopyPad(w, weights_[first], params, AscendC::DataCopyPadExtParams<float>{false, 0, 0, 0});
       Sync<AscendC::HardEvent::MTE2_S>();
+      Sync<AscendC::HardEvent::V_S>();  // the last unit's Muls have read the weight blocks
     } else {
       LocalTensor<W> raw = w_raw_buf_.Get<W>();
       AscendC::DataCopyPad(raw, weights_[first], params, AscendC::DataCopyPadExtParams<W>{false, 0, 0, 0});
       Sync<AscendC::HardEvent::MTE2_V>();
       Sync<AscendC::HardEvent::S_V>();
       AscendC::Cast(w, raw, AscendC::RoundMode::CAST_NONE, count);
-      Sync<AscendC::HardEvent::V_S>();
+      Sync<AscendC::HardEvent::V_S>();  // also: the last unit's Muls have read the weight blocks
     }
+    // Each weight as one 32-byte block of 8 copies: a Mul repeat over one head reads its weight
+    // through a block stride of 0.
+    LocalTensor<float> blocks = w_blocks_buf_.Get<float>();
+    for (uint32_t i = 0; i < count; ++i) {
+      const float wi = w.GetValue(i);
+      for (uint32_t k = 0; k < kBlockFloats; ++k) blocks.SetValue(i * kBlockFloats + k, wi);
+    }
+    Sync<AscendC::HardEvent::S_V>();
   }
 
-  // acc[0, cols) = sum_h w[r, h] * slot[gr * N1 + h, 0 .. cols), -inf from `visible` on.
+  // acc[0, cols) = sum_h w[r, h] * slot[gr * N1 + h, 0 .. cols), -inf from `visible` on. Per chunk
+  // of heads (rows of bp floats in UB): one Mul per 64 columns over all its heads (a repeat per
+  // head, the head's weight block as src1), then the rows summed pairwise (the wider the vector
+  // instruction, the smaller the share of its fixed start).
   __aicore__ inline void BlockScores(int32_t slot, int64_t gr, int64_t r, int64_t visible, int64_t cols) {
     const int32_t bp = t_.block_pad, n1 = static_cast<int32_t>(t_.heads), hc = t_.head_chunk;
     const int32_t c = static_cast<int32_t>(cols);
+    const uint8_t row_blocks = static_cast<uint8_t>(bp / kBlockFloats);  // bp <= 512: <= 64 blocks
     LocalTensor<float> acc = acc_buf_.Get<float>();
-    LocalTensor<float> w = w_buf_.Get<float>();
     const uint64_t base = static_cast<uint64_t>(slot) * t_.slot_floats + static_cast<uint64_t>(gr * n1) * bp;
     for (int32_t h0 = 0; h0 < n1; h0 += hc) {
       const int32_t heads = n1 - h0 < hc ? n1 - h0 : hc;
@@ -170,18 +187,26 @@ class Vector {
       AscendC::DataCopy(s, workspace_[base + static_cast<uint64_t>(h0) * bp], static_cast<uint32_t>(heads * bp));
       scores_.EnQue(s);
       s = scores_.DeQue<float>();
-      for (int32_t h = 0; h < heads; ++h) {
-        const float wh = w.GetValue(static_cast<uint32_t>(r * n1 + h0 + h));
-        LocalTensor<float> sh = s[static_cast<uint32_t>(h * bp)];
-        if (h0 + h == 0) {
-          AscendC::Muls(acc, sh, wh, c);
-        } else {
-          AscendC::Muls(sh, sh, wh, c);
-          AscendC::PipeBarrier<PIPE_V>();
-          AscendC::Add(acc, acc, sh, c);
-        }
-        AscendC::PipeBarrier<PIPE_V>();
+      const LocalTensor<float> w = w_blocks_buf_.Get<float>()[static_cast<uint32_t>((r * n1 + h0) * kBlockFloats)];
+      const AscendC::BinaryRepeatParams per_head(1, 1, 0, row_blocks, row_blocks, 1);
+      for (int32_t k = 0; k < c; k += kRepeatFloats) {
+        const uint64_t mask = static_cast<uint64_t>(c - k < kRepeatFloats ? c - k : kRepeatFloats);
+        AscendC::Mul(s[static_cast<uint32_t>(k)], s[static_cast<uint32_t>(k)], w, mask, static_cast<uint8_t>(heads),
+                     per_head);
       }
+      AscendC::PipeBarrier<PIPE_V>();
+      for (int32_t n = heads; n > 1;) {  // rows [0, half) += rows [n - half, n)
+        const int32_t half = n / 2;
+        AscendC::Add(s, s, s[static_cast<uint32_t>((n - half) * bp)], half * bp);
+        AscendC::PipeBarrier<PIPE_V>();
+        n -= half;
+      }
+      if (h0 == 0) {
+        AscendC::DataCopy(acc, s, static_cast<uint32_t>(c));
+      } else {
+        AscendC::Add(acc, acc, s, c);
+      }
+      AscendC::PipeBarrier<PIPE_V>();
       scores_.FreeTensor(s);
     }
     // keys past the row's causal limit / act_s2 (and the block's padding): -inf
@@ -228,7 +253,7 @@ class Vector {
   AscendC::TPipe pipe_;
   AscendC::TQue<AscendC::TPosition::VECIN, 1> scores_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> acc_buf_, iota_buf_, idx_buf_, sorted_buf_, sort_tmp_buf_, merge_buf_,
-      topk_buf_, w_raw_buf_, w_buf_;
+      topk_buf_, w_raw_buf_, w_buf_, w_blocks_buf_;
   GlobalTensor<W> weights_;
   GlobalTensor<float> workspace_, partials_;
   GM_ADDR sparse_indices_ = nullptr;
