@@ -149,6 +149,7 @@ PYBIND11_MODULE(_core, m) {
         out["groups_per_batch"] = t.groups_per_batch;
         out["items"] = t.items;
         out["splits"] = t.splits;
+        out["merge_pairs"] = t.merge_pairs;
         out["units"] = t.units;
         out["block_dim"] = t.block_dim;
         out["items_per_core"] = t.items_per_core;

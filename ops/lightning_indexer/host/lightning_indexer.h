@@ -74,8 +74,9 @@ void check_data(const Args& args, const Dims& dims);
 // exceptions here too, so both messages are one. An unknown code gives a RuntimeError.
 aop::Error kernel_error(const int64_t record[kLiCheckWords]);
 
-// Bytes of the kernel's GM workspace: 2 * block_dim 64-byte check slots (one per AIV), then the
-// score slots and partial lists (tiling.workspace_floats float32 from kernel_check_bytes on).
+// Bytes of the kernel's GM workspace: 2 * block_dim 64-byte check slots (one per AIV) and
+// block_dim 64-byte verdict lines (one per AIC), then the score slots and partial lists
+// (tiling.workspace_floats float32 from kernel_check_bytes on).
 // Every core writes its own check slot before reading any, and the kernel never reads a score it
 // did not write: no zeroing needed.
 size_t kernel_check_bytes(const LightningIndexerTiling& tiling);
@@ -111,8 +112,9 @@ LightningIndexerTiling kernel_tiling(const Args& args, const Dims& dims, const a
 // and check_npu_limits() first.
 size_t npu_workspace_bytes(const Args& args, const aop_platform& platform);
 
-// Bytes of UB the kernel allocates for a tiling (every buffer rounded up to 32 bytes, as
-// TPipe::InitBuffer does); the tiling keeps it within the platform's UB.
+// Bytes of UB the kernel allocates at most for a tiling (the vector side's pipe, or the split
+// merge's that replaces it; every buffer rounded up to 32 bytes, as TPipe::InitBuffer does); the
+// tiling keeps it within the platform's UB.
 int64_t kernel_ub_bytes(const LightningIndexerTiling& tiling);
 
 // The NPU backend (built only with CANN, host/npu_launch.cpp): validates (check_npu_limits

@@ -69,8 +69,8 @@ CpuPlan compute(const Dims& d, const Args& a, int32_t threads) {
 
 constexpr int64_t kMaxTileKeys = 128;   // keys per Mmad at most (128 x D=128 fp16 = 32 KiB: two fit L0B)
 constexpr int64_t kMaxBlockKeys = 512;  // keys per hand-off (one Sort + at most one merge per row) at most
-constexpr int64_t kMaxHeadChunk = 16;
-constexpr int64_t kMinSplitKeys = 1024;  // keys per split at least: a split's fixed costs stay small
+constexpr int64_t kMaxHeadChunk = 32;  // heads per score copy on the AIV: fewer DMAs, each with its fixed latency
+constexpr int64_t kMinSplitKeys = 512;  // keys per split at least (a full key block): its merge costs less than them
 constexpr int64_t kFractal = 16;
 constexpr int64_t kSortGroup = 32;
 constexpr int64_t kUbAlign = 32;
@@ -88,7 +88,42 @@ int64_t ub_bytes_of(int64_t heads, int64_t head_chunk, int64_t block_pad, int64_
          + ub_buffer((k_pad + take) * 8)            // merge target / output staging
          + ub_buffer(rows_per_aiv * k_pad * 8)      // running top-k lists
          + ub_buffer(rows_per_aiv * heads * weight_bytes)  // weights as loaded
-         + ub_buffer(rows_per_aiv * heads * 4);     // weights as float32
+         + ub_buffer(rows_per_aiv * heads * 4)      // weights as float32
+         + ub_buffer(rows_per_aiv * heads * 32);    // each weight as a 32-byte block (the Mul's src1)
+}
+
+// Key blocks of the busiest AIC when `items` items of key_blocks blocks each are cut into `splits`
+// splits of ceil(key_blocks / splits) blocks (Work::GetUnit) and the units are shared out as
+// compute_kernel does (contiguous, the first units % AICs AICs one more).
+int64_t busiest_aic_blocks(int64_t items, int64_t splits, int64_t key_blocks, int64_t aics) {
+  const int64_t units = items * splits, groups = std::clamp<int64_t>(units, 1, aics);
+  const int64_t per_core = units / groups, extra = units % groups;
+  const int64_t per_split = (key_blocks + splits - 1) / splits;
+  int64_t busiest = 0;
+  for (int64_t g = 0, u = 0; g < groups; ++g) {
+    int64_t load = 0;
+    for (const int64_t end = u + per_core + (g < extra ? 1 : 0); u < end; ++u) {
+      load += std::min(per_split, key_blocks - (u % splits) * per_split);
+    }
+    busiest = std::max(busiest, load);
+  }
+  return busiest;
+}
+
+// Mirrors SplitMerge's InitBuffer calls (kernel/lightning_indexer_merge.h): the running list, the
+// merge target (the running list and one input buffer) and two input buffers of merge_pairs.
+int64_t merge_ub_bytes(int64_t k_pad, int64_t merge_pairs) {
+  return ub_buffer(k_pad * 8) + ub_buffer((k_pad + merge_pairs) * 8) + 2 * ub_buffer(merge_pairs * 8);
+}
+
+// The largest merge_pairs (a multiple of 32) whose buffers fit the UB, at most one MrgSort's worth
+// of runs (the lists the running list leaves free, <= 4064 pairs each).
+int64_t merge_pairs_for(int64_t k_pad, int64_t ub_bytes) {
+  const int64_t running_lists = (k_pad + kMaxMergeList - 1) / kMaxMergeList;
+  const int64_t most = (4 - running_lists) * kMaxMergeList / kSortGroup * kSortGroup;
+  int64_t pairs = std::min(most, (ub_bytes - 16 * k_pad) / 24 / kSortGroup * kSortGroup);
+  while (pairs > 0 && merge_ub_bytes(k_pad, pairs) > ub_bytes) pairs -= kSortGroup;
+  return pairs;
 }
 
 // The AIC's L1 / L0 use (Cube::Init): q tile once, key tiles twice (double buffered), one L0C tile.
@@ -189,22 +224,35 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
   // MIX 1:2: one group per AIC (block_dim may not exceed the AIC count), two AIVs each. Each
   // item's keys may be split so the AICs share the work evenly (decode: fewer items than AICs;
   // or items that do not divide evenly): the splits' partial top-k lists meet in GM and are
-  // merged after a SyncAll of the AIVs. The split count minimises the per-AIC share of item work,
-  // ceil(items * s / AICs) / s, preferring fewer splits unless more save 10%; every split keeps
-  // at least kMinSplitKeys of the longest batch's keys.
+  // merged after a SyncAll of the AIVs. The split count minimises the key blocks of the busiest
+  // AIC (a split holds whole blocks: split_blocks(), counts that leave a split empty are skipped),
+  // preferring fewer splits unless more save 5%; every split keeps at least kMinSplitKeys of the
+  // longest batch's keys.
   const int64_t aics = std::max<int64_t>(1, p.aic_cores);
   const int64_t max_keys = a.layout_key == Layout::kPA_BSND ? d.max_blocks * d.block_size : d.key_rows;
   const int64_t max_splits = std::clamp<int64_t>(max_keys / kMinSplitKeys, 1, aics);
+  const int64_t key_blocks = std::max<int64_t>(1, (max_keys + t.block_keys - 1) / t.block_keys);
   int64_t splits = 1;
-  double best = static_cast<double>((items + aics - 1) / aics);
+  int64_t best = busiest_aic_blocks(items, 1, key_blocks, aics);
   for (int64_t s = 2; s <= max_splits && items > 0; ++s) {
-    const double share = static_cast<double>((items * s + aics - 1) / aics) / static_cast<double>(s);
-    if (share < 0.9 * best) {
-      best = share;
+    const int64_t per_split = (key_blocks + s - 1) / s;
+    if ((key_blocks + per_split - 1) / per_split != s) continue;
+    const int64_t load = busiest_aic_blocks(items, s, key_blocks, aics);
+    if (load < 0.95 * static_cast<double>(best)) {
+      best = load;
       splits = s;
     }
   }
   t.splits = static_cast<int32_t>(splits);
+  if (splits > 1) {
+    const int64_t running_lists = (t.k_pad + kMaxMergeList - 1) / kMaxMergeList;
+    t.merge_pairs = static_cast<int32_t>(merge_pairs_for(t.k_pad, p.ub_bytes));
+    if (t.merge_pairs < (4 - running_lists) * kSortGroup) {
+      throw aop::Error(AOP_VALUE_ERROR, "lightning_indexer: the split merge's buffers do not fit " +
+                                            std::string(p.soc) + " (UB " + std::to_string(p.ub_bytes) +
+                                            " bytes) for sparse_count = " + std::to_string(a.sparse_count));
+    }
+  }
   const int64_t units = items * splits;
   t.units = static_cast<int32_t>(units);
   t.block_dim = static_cast<int32_t>(std::clamp<int64_t>(units, 1, aics));
@@ -221,7 +269,8 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
 }  // namespace
 
 size_t kernel_check_bytes(const LightningIndexerTiling& t) {
-  return static_cast<size_t>(2 * t.block_dim) * kLiCheckWords * sizeof(int64_t);  // MIX 1:2: two AIVs per AIC
+  // MIX 1:2: a check slot per AIV (two per AIC), then a verdict line per AIC
+  return static_cast<size_t>(3 * t.block_dim) * kLiCheckWords * sizeof(int64_t);
 }
 
 size_t kernel_workspace_bytes(const LightningIndexerTiling& t) {
@@ -229,7 +278,8 @@ size_t kernel_workspace_bytes(const LightningIndexerTiling& t) {
 }
 
 int64_t kernel_ub_bytes(const LightningIndexerTiling& t) {
-  return ub_bytes_of(t.heads, t.head_chunk, t.block_pad, t.k_pad, t.rows_per_aiv, t.weights_float ? 4 : 2);
+  const int64_t vector = ub_bytes_of(t.heads, t.head_chunk, t.block_pad, t.k_pad, t.rows_per_aiv, t.weights_float ? 4 : 2);
+  return t.splits > 1 ? std::max(vector, merge_ub_bytes(t.k_pad, t.merge_pairs)) : vector;
 }
 
 size_t npu_workspace_bytes(const Args& args, const aop_platform& platform) {

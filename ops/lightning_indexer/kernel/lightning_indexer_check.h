@@ -61,6 +61,7 @@ __aicore__ inline void Sync(AscendC::TPipe& pipe) {
 
 }  // namespace lightning_indexer::check
 
+#include "kernel/lightning_indexer_handshake.h"
 #include "kernel/lightning_indexer_work.h"
 
 namespace lightning_indexer {
@@ -68,9 +69,11 @@ namespace lightning_indexer {
 // The check phase of lightning_indexer (the host's check_data, in its order): the batches are split
 // evenly over the launch's 2 * block_dim AIVs; each AIV checks its batches' query lengths, then
 // their key lengths, then the block ids they use, and publishes its first error (or none). Then
-// SyncAll<false> (every AIC and AIV): every core reads every slot (the AIVs by one DMA, the AICs,
-// which have no UB, by scalar reads), so the AICs too learn the verdict before they read a key
-// through a block id.
+// SyncAll<true> (the AIVs): every AIV reads every slot by one DMA; AIV 0 of each group writes the
+// verdict into the group's verdict line (after the 2 * block_dim slots) and both AIVs set
+// kVerdictReady (mode 2). The AIC (no UB: a scalar GM read costs a data-cache miss each) waits for
+// that flag and reads the one line, so it too learns the verdict before it reads a key through a
+// block id.
 class DataCheck {
  public:
   // True when no AIV found an error; AIV 0 records the first one.
@@ -82,7 +85,8 @@ class DataCheck {
       // The check's own UB (block-table entries, then every slot), released before the op's
       // pipes are built: scalar GM reads cost a data-cache miss each.
       AscendC::TPipe pipe;
-      pipe.InitBuffer(buf_, static_cast<uint32_t>(Max(kTableChunk * 8, checkers * check::kWords * 8)));
+      const int64_t verdict_at = checkers * check::kWords;  // int64 words: after the slots' copy
+      pipe.InitBuffer(buf_, static_cast<uint32_t>(Max(kTableChunk * 8, (verdict_at + check::kWords) * 8)));
       pipe_ = &pipe;
       const int64_t me = AscendC::GetBlockIdx();
       const int64_t per = t.batch / checkers, extra = t.batch % checkers;
@@ -101,7 +105,7 @@ class DataCheck {
       }
       if (record[0] == kLiOk && t.layout_key == 2) BlockIds(t, b0, b1, record);
       check::Publish(workspace, me, record);
-      AscendC::SyncAll<false>();
+      AscendC::SyncAll<true>();
       // Every slot into UB by one DMA (after the table's last scalar reads).
       const AscendC::LocalTensor<int64_t> slots = buf_.Get<int64_t>();
       if (loaded_) check::Sync<AscendC::HardEvent::S_MTE2>(pipe);
@@ -113,11 +117,19 @@ class DataCheck {
         Earliest(slots.GetValue(static_cast<uint32_t>(c * check::kWords)), c, first, first_phase);
       }
       if (first >= 0 && me == 0) check::Record(error_record, slots, first);
+      if (AscendC::GetSubBlockIdx() == 0) {
+        const AscendC::LocalTensor<int64_t> verdict = slots[static_cast<uint32_t>(verdict_at)];
+        verdict.SetValue(0, static_cast<int64_t>(first >= 0 ? 1 : 0));  // 0 = kLiOk
+        check::Sync<AscendC::HardEvent::S_MTE3>(pipe);
+        AscendC::DataCopyExtParams line{1, 8, 0, 0, 0};
+        AscendC::DataCopyPad(check::Words(workspace, checkers + me / AscendC::GetTaskRatio()), verdict, line);
+      }
+      AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(kVerdictReady);  // after AIV 0's line is written
       pipe.Destroy();  // its UB goes back to the op's pipes
     }
-    if ASCEND_IS_AIC {  // no UB: scalar reads
-      AscendC::SyncAll<false>();
-      for (int64_t c = 0; c < checkers; ++c) Earliest(check::SlotCode(workspace, c), c, first, first_phase);
+    if ASCEND_IS_AIC {  // no UB: one scalar read of the group's verdict line
+      AscendC::CrossCoreWaitFlag(kVerdictReady);
+      if (check::SlotCode(workspace, checkers + AscendC::GetBlockIdx()) != kLiOk) first = 0;
     }
     return first < 0;
   }

@@ -17,6 +17,7 @@ using namespace AscendC;  // pipe_t (PIPE_FIX, ...) is global with CANN, in Asce
 constexpr int32_t kSlots = 2;
 constexpr uint16_t kScoresReady = 0;  // flags 0, 1
 constexpr uint16_t kSlotFree = 2;     // flags 2, 3
+constexpr uint16_t kVerdictReady = 4;  // the check phase's verdict, AIVs -> AIC (kernel/lightning_indexer_check.h)
 
 // The AIC side: Acquire before writing slot n % 2 (the n-th block of this AIC), Publish after.
 class CubeHandshake {

@@ -9,7 +9,7 @@
 // running top-k (kernel/lightning_indexer_vector.h); the hand-offs are cross-core flags with two
 // credits (kernel/lightning_indexer_handshake.h). Split items' partial lists are merged by the
 // AIVs after a SyncAll of the AIVs. All or nothing: before any of this, the AIVs check the lengths
-// and block ids and every core (AIC and AIV) waits for the verdict behind a SyncAll<false>
+// and block ids, the AIVs meet at a SyncAll of the AIVs and each AIC waits for its AIVs' verdict
 // (kernel/lightning_indexer_check.h); on an error no core reads a key or writes an output, and
 // AIV 0 records the first error in the error record. Compiles with CANN's compiler on NPU (each core type's
 // build drops the other side behind ASCEND_IS_AIC / ASCEND_IS_AIV) and with g++ against the
@@ -30,7 +30,7 @@ __aicore__ inline void Run(GM_ADDR query, GM_ADDR key, GM_ADDR weights, GM_ADDR 
     lightning_indexer::DataCheck check;
     if (!check.Run(lengths_q, lengths_k, block_table, workspace, error_record, tiling)) return;
   }
-  workspace += 2 * tiling.block_dim * lightning_indexer::check::kWords * sizeof(int64_t);  // past the check slots
+  workspace += 3 * tiling.block_dim * lightning_indexer::check::kWords * sizeof(int64_t);  // past the check lines
   if ASCEND_IS_AIC {
     lightning_indexer::Cube<T> cube;
     cube.Init(query, key, lengths_q, lengths_k, block_table, workspace, tiling);
@@ -50,7 +50,8 @@ __aicore__ inline void Run(GM_ADDR query, GM_ADDR key, GM_ADDR weights, GM_ADDR 
 // weights:        [B, S1, N1] | [T1, N1]                            query's dtype or float32
 // lengths_q/k:    [B] int32 / int64 (may be absent: nullptr)        block_table: [B, max_blocks]
 // sparse_indices: [B, S1, 1, K] | [T1, 1, K] int32                  sparse_values: same, float32 (or nullptr)
-// workspace:      [2 * block_dim] 64-byte check slots, then [block_dim, 2, m_pad * block_pad] float32 (2 score
+// workspace:      [2 * block_dim] 64-byte check slots, [block_dim] 64-byte verdict lines, then
+//                 [block_dim, 2, m_pad * block_pad] float32 (2 score
 //                 slots per AIC) and the partial lists (any content)         tiling: LightningIndexerTiling
 // error_record:   64 bytes, 8 int64 (kernel/lightning_indexer_tiling.h), written only on an error
 extern "C" __global__ __aicore__ void lightning_indexer_kernel(GM_ADDR query, GM_ADDR key, GM_ADDR weights,

@@ -39,7 +39,8 @@ struct LightningIndexerTiling {
   int32_t block_dim;         // AIC count launched (MIX 1:2: 2 * block_dim AIVs); <= the platform's AICs
   int32_t items_per_core;    // every group gets this many units ...
   int32_t cores_with_extra;  // ... and the first cores_with_extra get one more
-  int32_t reserved;          // 0 (the int64 fields below stay aligned without padding)
+  int32_t merge_pairs;       // splits > 1: (score, index) pairs of one input buffer of the split merge (two,
+                             // double buffered; kernel/lightning_indexer_merge.h), else 0
   int64_t slot_floats;       // float32 elements of one GM score slot: m_pad * block_pad
   int64_t workspace_per_aic;  // float32 elements of the GM workspace per AIC: 2 slots (ping-pong)
   int64_t partials_offset;   // splits > 1: float32 offset of the partial top-k lists in the workspace
@@ -51,8 +52,9 @@ struct LightningIndexerTiling {
 // batches are split evenly over the launch's AIVs; each checks, for its batches, the query
 // lengths, then the key lengths, then the block ids the batch uses (the host's order), writes a
 // 64-byte check slot (8 int64 words, the layout of the error record) in the workspace's first
-// 2 * block_dim * 64 bytes, then SyncAll<false> (every AIC and AIV): no core reads keys through a
-// block id or writes an output if any slot holds an error. The first error is the one of the
+// 2 * block_dim * 64 bytes, then SyncAll<true> (the AIVs); every AIV reads every slot and each
+// AIC reads its group's verdict line (the next block_dim * 64 bytes, written by the group's AIVs):
+// no core reads keys through a block id or writes an output if any slot holds an error. The first error is the one of the
 // earliest phase (query lengths, key lengths, block ids), then the lowest core (= lowest batch);
 // AIV 0 copies it into the error record if its word 0 is 0.
 // Words: [0] code, [1] index (batch b), [2] value, [3] aux, [4..7] context for the message.

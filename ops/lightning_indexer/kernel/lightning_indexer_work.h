@@ -86,10 +86,15 @@ class Work {
   __aicore__ inline Item GetUnit(int64_t u) const {
     Item x = Get(u / t_->splits);
     x.split = u % t_->splits;
-    const int64_t len = RoundUp((x.extent + t_->splits - 1) / t_->splits, t_->block_keys);
+    const int64_t len = SplitKeys(x);
     x.k0 = Min(x.split * len, x.extent);
     x.k1 = Min(x.k0 + len, x.extent);
     return x;
+  }
+
+  // L: the keys of every split of item x but the last.
+  __aicore__ inline int64_t SplitKeys(const Item& x) const {
+    return RoundUp((x.extent + t_->splits - 1) / t_->splits, t_->block_keys);
   }
 
   __aicore__ inline Item Get(int64_t item) const {

@@ -168,7 +168,7 @@ def test_tiling_follows_the_platform_and_sparse_count():
     t3 = core.kernel_tiling(**prefill, sparse_mode=3)
     assert t3["m_pad"] * D * 2 <= 65536 and t3["rows_per_group"] == 4  # L0A: 256 rows of q
     assert t3["groups_per_batch"] == 32
-    # decode: fewer items than AICs, so each item's keys are split over the AICs (>= 1024 keys each)
+    # decode: fewer items than AICs, so each item's keys are split over the AICs (>= 512 keys each)
     decode = make(Shape((1,), (16384,), 64, D, 2048, block_size=128), "BSND", "PA_BSND", "float16")
     td = core.kernel_tiling(**decode, sparse_mode=3)
     assert td["items"] == 1 and td["splits"] == td["block_dim"] >= 8
