@@ -34,11 +34,6 @@
 namespace ascendc_cpu::detail {
 
 template <class T, class U>
-inline constexpr bool kAxpyPair = (std::is_same_v<T, half> && std::is_same_v<U, half>) ||
-                                  (std::is_same_v<T, float> && std::is_same_v<U, float>) ||
-                                  (std::is_same_v<T, float> && std::is_same_v<U, half>);
-
-template <class T, class U>
 T AxpyOne(U s, U k, T d) {
   if constexpr (std::is_same_v<T, float>) {
     return std::fmaf(static_cast<float>(s), static_cast<float>(k), d);
