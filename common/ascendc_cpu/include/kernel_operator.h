@@ -12,6 +12,7 @@
 #include "ascendc_cpu/vec_binary.h"
 #include "ascendc_cpu/vec_unary.h"
 #include "ascendc_cpu/vec_scalar.h"
+#include "ascendc_cpu/vec_ternary_scalar.h"
 #include "ascendc_cpu/cast.h"
 #include "ascendc_cpu/reduce.h"
 #include "ascendc_cpu/compare_select.h"

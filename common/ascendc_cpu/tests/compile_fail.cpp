@@ -8,7 +8,10 @@
 // declarations accepts any type: the real level-2 implementation passes T straight to the
 // vadd / vexp intrinsics (whether bisheng has overloads for these types cannot be checked here;
 // the A2 docs do not list them), and the level-0 forms hit the implementation's static_assert.
-// The emulator follows the documented type lists.
+// The emulator follows the documented type lists. Axpy (checked the same day with its forms in
+// case 0): case 15 fails there too; cases 16-17 (float -> half, int32) pass it for the same
+// reason: dav_c220's AxpyIntrinsicsImpl checks the pair only with ASCENDC_DEBUG_ASSERT (debug
+// runs) and passes the types to the vaxpy intrinsic; Axpy.md lists three A2 pairs only.
 #include "kernel_operator.h"
 
 using namespace AscendC;
@@ -28,6 +31,9 @@ using namespace AscendC;
 // case 12: no matching function for call to .*DataCopyExtParams
 // case 13: Duplicate: dtype not supported on Atlas A2
 // case 14: no matching function for call to 'Compares|Compares\(
+// case 15: no matching function for call to 'Axpy|Axpy\(
+// case 16: Axpy: dtype pair not supported on Atlas A2
+// case 17: Axpy: dtype pair not supported on Atlas A2
 void Snippet(LocalTensor<int32_t> i32, LocalTensor<half> f16, LocalTensor<float> f32, LocalTensor<int64_t> i64,
              LocalTensor<uint8_t> u8, LocalTensor<bfloat16_t> bf16, LocalTensor<int8_t> i8, LocalTensor<double> f64) {
   (void)i32; (void)f16; (void)f32; (void)i64; (void)u8; (void)bf16; (void)i8; (void)f64;
@@ -52,6 +58,12 @@ void Snippet(LocalTensor<int32_t> i32, LocalTensor<half> f16, LocalTensor<float>
   dcp.srcGap = 1;
   TQue<TPosition::VECIN, 1> q;
   Compares(u8, f32, 1.0f, CMPMODE::GT, 64);
+  Axpy(f16, f16, static_cast<half>(2.0f), 128);
+  Axpy(f32, f32, 2.0f, 64);
+  Axpy(f32, f16, static_cast<half>(2.0f), 64);
+  Axpy(f32, f16, static_cast<half>(2.0f), uint64_t{64}, 1, UnaryRepeatParams(1, 1, 8, 4));
+  uint64_t bits[2] = {~uint64_t{0}, 0};
+  Axpy(f32, f16, static_cast<half>(2.0f), bits, 1, UnaryRepeatParams(1, 1, 8, 4));
   (void)mp; (void)mp8; (void)mp6; (void)ld; (void)list; (void)fp; (void)ext; (void)dcp;
 #elif CASE == 1
   Duplicate(i32, -1.0f, 64);  // T deduced as int32_t and float
@@ -81,5 +93,11 @@ void Snippet(LocalTensor<int32_t> i32, LocalTensor<half> f16, LocalTensor<float>
   Duplicate(f64, 1.0, 8);  // Duplicate takes 16- and 32-bit types
 #elif CASE == 14
   Compares(u8, f32, 1, CMPMODE::GT, 64);  // T deduced as float and int
+#elif CASE == 15
+  Axpy(f16, f16, 2.0f, 128);  // U deduced as half (src) and float (scalar)
+#elif CASE == 16
+  Axpy(f16, f32, 2.0f, 64);  // float src -> half dst is not an A2 pair
+#elif CASE == 17
+  Axpy(i32, i32, 2, 64);  // Axpy is half / float only
 #endif
 }

@@ -256,3 +256,45 @@ TEST(scalar_reads_hit_the_data_cache) {
 }
 
 }  // namespace
+
+namespace {
+
+// Axpy is one vector instruction (Axpy.md: a single multiply-add instruction, PIPE_V): one start
+// cost plus its bytes, charged as every vector op (max of the bytes read, src and dst, and written,
+// at 256 B per cycle), the same as one Add of the same count, not as a Muls followed by an Add.
+void AxpyTimingKernel(GM_ADDR tp) {
+  const uint32_t mode = *reinterpret_cast<__gm__ uint32_t*>(tp);  // 0: set-up only, 1: Axpy, 2: Add, 3: Muls + Add
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> ab, bb, cb;
+  pipe.InitBuffer(ab, 1024 * sizeof(float));
+  pipe.InitBuffer(bb, 1024 * sizeof(float));
+  pipe.InitBuffer(cb, 1024 * sizeof(float));
+  LocalTensor<float> a = ab.Get<float>(), b = bb.Get<float>(), c = cb.Get<float>();
+  Duplicate(a, 1.f, 1024);
+  Duplicate(b, 2.f, 1024);
+  PipeBarrier<PIPE_V>();
+  if (mode == 1) Axpy(b, a, 3.f, 1024);
+  if (mode == 2) Add(c, a, b, 1024);
+  if (mode == 3) {
+    Muls(c, a, 3.f, 1024);
+    PipeBarrier<PIPE_V>();
+    Add(b, c, b, 1024);
+  }
+}
+
+ascendc_cpu::LaunchReport AxpyTimingRun(uint32_t mode) {
+  return ascendc_cpu::Launch({"axpy_timing", 1, 196608, Order::kInOrder}, {{&mode, sizeof mode, "tiling", GmKind::kInput}},
+                             AxpyTimingKernel, &mode);
+}
+
+TEST(axpy_costs_one_vector_instruction) {
+  const auto base = AxpyTimingRun(0), axpy = AxpyTimingRun(1), add = AxpyTimingRun(2), two = AxpyTimingRun(3);
+  auto v_cycles = [&](const ascendc_cpu::LaunchReport& r) { return (r.pipe_busy_us.at("V") - base.pipe_busy_us.at("V")) * 1.8e3; };
+  std::printf("    1024 floats: Axpy %.1f cycles, Add %.1f, Muls + Add %.1f\n", v_cycles(axpy), v_cycles(add), v_cycles(two));
+  CHECK_EQ(axpy.totals.vector_ops - base.totals.vector_ops, 1u);
+  CHECK_NEAR(v_cycles(axpy), 16.0 + 2 * 1024 * 4 / 256.0, 1e-6);  // one start, src + dst read
+  CHECK_NEAR(v_cycles(axpy), v_cycles(add), 1e-6);
+  CHECK(v_cycles(two) > v_cycles(axpy) + 16.0 - 1e-6);
+}
+
+}  // namespace

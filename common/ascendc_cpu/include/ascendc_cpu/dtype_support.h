@@ -35,6 +35,12 @@ template <class T>
 inline constexpr bool kBitTypes = kOneOf<T, int16_t, uint16_t>;  // And Or Not, level-0 forms
 template <class T>
 inline constexpr bool kBitCountTypes = kOneOf<T, int16_t, uint16_t, int32_t, uint32_t>;  // And Or Not, count form
+// Axpy (dst T <- src U): Axpy.md's A2 table. dav_c220 only debug-asserts the pair and hands the types
+// to the vaxpy intrinsic, as the count forms of Add & co. do: rejected here at compile time likewise.
+template <class T, class U>
+inline constexpr bool kAxpyPair = (std::is_same_v<T, half> && std::is_same_v<U, half>) ||
+                                  (std::is_same_v<T, float> && std::is_same_v<U, float>) ||
+                                  (std::is_same_v<T, float> && std::is_same_v<U, half>);
 template <class T>
 inline constexpr bool kDuplicateTypes = kOneOf<T, half, bfloat16_t, int16_t, uint16_t, int32_t, uint32_t, float>;
 
