@@ -6,7 +6,8 @@
 // so it is never GEMV) into L0C. The Mmads of a chunk of fix_keys keys (as many as L0C holds)
 // share one L0C tile, drained by one Fixpipe with ReLU into the block's GM slot [m, block_pad] at
 // the chunk's column. Then the slot is published to the group's two AIVs
-// (lightning_indexer_handshake.h). Key tiles are double buffered in L1 and L0B, L0C tiles when
+// (lightning_indexer_handshake.h). With halves (decode: one query row per group) the AIC takes
+// two splits of an item at once and alternates their blocks, one for each AIV. Key tiles are double buffered in L1 and L0B, L0C tiles when
 // two fit. No auto-sync exists on the AIC: every hand-off between its pipes is a queue event
 // (A1/B1 MTE2->MTE1, A2/B2 MTE1->M, CO1 M->FIX and back on free).
 #pragma once
@@ -38,15 +39,25 @@ class Cube {
   }
 
   __aicore__ inline void Process() {
-    for (int64_t u = work_.Begin(); u < work_.End(); ++u) {
+    handshake_.Init(t_.slots);
+    const int64_t step = work_.Step();
+    for (int64_t u = work_.Begin(); u < work_.End(); u += step) {
       const Item x = work_.GetUnit(u);
-      if (x.k1 > x.k0) ProcessItem(x);
+      const Item y = step == 2 ? work_.GetUnit(u + 1) : x;
+      if (x.k1 > x.k0) ProcessItem(x, y, step == 2);  // y (a later split) is empty when x is
     }
     handshake_.Drain();
   }
 
+  // Hand-offs of unit x: its key blocks.
+  __aicore__ inline int64_t Blocks(const Item& x) const {
+    return x.k1 > x.k0 ? (x.k1 - x.k0 + t_.block_keys - 1) / t_.block_keys : 0;
+  }
+
  private:
-  __aicore__ inline void ProcessItem(const Item& x) {
+  // Unit x, or (pair) units x and y, two splits of one item: the q tile once, then their blocks
+  // alternately (x's n-th, y's n-th, ...: AIV 0 takes x's, AIV 1 y's).
+  __aicore__ inline void ProcessItem(const Item& x, const Item& y, bool pair) {
     const int64_t n1 = t_.heads, d = t_.head_dim;
     const int64_t m = (x.real_end - x.r0) * n1, m_pad = RoundUp(m, kFractalRows);
     const int64_t first_q = (x.q_begin + x.r0) * n1;  // first row of the q tile, in [*, D] rows
@@ -72,15 +83,22 @@ class Cube {
     q_l0_.EnQue(q_l0);
     q_l0 = q_l0_.template DeQue<T>();
 
-    for (int64_t j0 = x.k0; j0 < x.k1; j0 += t_.block_keys) {
-      const int64_t nb = Min(t_.block_keys, x.k1 - j0);
-      const int32_t slot = handshake_.Acquire();
-      for (int64_t c = 0; c < nb; c += t_.fix_keys) {
-        ScoreChunk(x, q_l0, j0 + c, Min(t_.fix_keys, nb - c), m, m_pad, slot * t_.slot_floats + c);
-      }
-      handshake_.Publish(slot);
+    const int64_t bx = Blocks(x), by = pair ? Blocks(y) : 0;
+    for (int64_t n = 0; n < bx || n < by; ++n) {
+      if (n < bx) ScoreBlock(x, q_l0, x.k0 + n * t_.block_keys, m, m_pad);
+      if (n < by) ScoreBlock(y, q_l0, y.k0 + n * t_.block_keys, m, m_pad);
     }
     q_l0_.FreeTensor(q_l0);
+  }
+
+  // One hand-off: keys [j0, min(j0 + block_keys, x.k1)) of unit x into the next slot.
+  __aicore__ inline void ScoreBlock(const Item& x, const LocalTensor<T>& q_l0, int64_t j0, int64_t m, int64_t m_pad) {
+    const int64_t nb = Min(t_.block_keys, x.k1 - j0);
+    const int32_t slot = handshake_.Acquire();
+    for (int64_t c = 0; c < nb; c += t_.fix_keys) {
+      ScoreChunk(x, q_l0, j0 + c, Min(t_.fix_keys, nb - c), m, m_pad, slot * t_.slot_floats + c);
+    }
+    handshake_.Publish(slot);
   }
 
   // rows [n, D] of src into an L1 NZ tile of n_pad (multiple of 16) rows; rows past n are copies
