@@ -122,15 +122,16 @@ SplitLoad busiest_blocks(int64_t items, int64_t splits, int64_t key_blocks, int6
 }
 
 // The relative time of a split plan, in AIV blocks: the AIC and the busiest AIV work on their
-// blocks at the same time (hand-offs overlap); an AIC block (q . k^T of block_keys keys) took about
-// 0.85 of an AIV block (head sum, sort, merge) in the emulator's timing model (decode, N1 = 64).
+// blocks at the same time (hand-offs overlap); an AIC block (q . k^T of block_keys keys, its keys
+// at the HBM bandwidth shared by all AICs) took about 0.7 of an AIV block (head sum, sort, merge)
+// in the emulator's timing model (decode, N1 = 64).
 // Then the split merge: each AIV merges the lists of ceil(rows / AIVs) rows, a list about 0.07 of
 // an AIV block (one row, K = 2048).
 double split_cost(const SplitLoad& l, int64_t items, int64_t splits, int64_t key_blocks, int64_t aics) {
   const int64_t per_split = (key_blocks + splits - 1) / splits;
   const int64_t lists = splits > 1 ? (key_blocks + per_split - 1) / per_split : 0;
   const int64_t rows_per_aiv = (items + 2 * aics - 1) / (2 * aics);
-  return std::max(0.85 * static_cast<double>(l.aic), static_cast<double>(l.aiv)) +
+  return std::max(0.7 * static_cast<double>(l.aic), static_cast<double>(l.aiv)) +
          0.07 * static_cast<double>(lists * rows_per_aiv);
 }
 
