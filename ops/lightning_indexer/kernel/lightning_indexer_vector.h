@@ -3,7 +3,7 @@
 // the keys: the group takes two splits of an item at once, AIV s works on split 2p + s. Per key block published by the AIC (a GM slot
 // [m, block_pad] of ReLU(q . k^T)) and per own row:
 //   acc[j] = sum_h weights[r, h] * slot[r * N1 + h, j]   (heads copied to UB head_chunk at a time
-//            through a double-buffered VECIN queue; per chunk one Mul per 64 keys over all its
+//            through a double-buffered VECIN queue, the next chunk's copy issued first; per chunk one Mul per 64 keys over all its
 //            heads, then the heads summed pairwise, float32)
 //   keys at or past the row's limit (causal / act_s2) -> -inf, Sort the block's (score, index)
 //   pairs, and MrgSort them into the row's running top-k (k_pad pairs in UB) when the block's best
@@ -240,12 +240,11 @@ class Vector {
     const uint8_t row_blocks = static_cast<uint8_t>(bp / kBlockFloats);  // bp <= 512: <= 64 blocks
     LocalTensor<float> acc = acc_buf_.Get<float>();
     const uint64_t base = static_cast<uint64_t>(slot) * t_.slot_floats + static_cast<uint64_t>(gr * n1) * bp;
+    CopyHeads(base, 0);
     for (int32_t h0 = 0; h0 < n1; h0 += hc) {
       const int32_t heads = n1 - h0 < hc ? n1 - h0 : hc;
-      LocalTensor<float> s = scores_.AllocTensor<float>();
-      AscendC::DataCopy(s, workspace_[base + static_cast<uint64_t>(h0) * bp], static_cast<uint32_t>(heads * bp));
-      scores_.EnQue(s);
-      s = scores_.DeQue<float>();
+      if (h0 + hc < n1) CopyHeads(base, h0 + hc);  // the next chunk's DMA overlaps this chunk's sum
+      LocalTensor<float> s = scores_.DeQue<float>();
       const LocalTensor<float> w = w_blocks_buf_.Get<float>()[static_cast<uint32_t>((r * n1 + h0) * kBlockFloats)];
       const AscendC::BinaryRepeatParams per_head(1, 1, 0, row_blocks, row_blocks, 1);
       for (int32_t k = 0; k < c; k += kRepeatFloats) {
@@ -284,6 +283,16 @@ class Vector {
     }
   }
 
+  // Heads [h0, h0 + head_chunk) of the slot rows at `base` -> UB, queued in scores_.
+  __aicore__ inline void CopyHeads(uint64_t base, int32_t h0) {
+    const int32_t n1 = static_cast<int32_t>(t_.heads), hc = t_.head_chunk;
+    const int32_t heads = n1 - h0 < hc ? n1 - h0 : hc;
+    LocalTensor<float> s = scores_.AllocTensor<float>();
+    AscendC::DataCopy(s, workspace_[base + static_cast<uint64_t>(h0) * t_.block_pad],
+                      static_cast<uint32_t>(heads * t_.block_pad));
+    scores_.EnQue(s);
+  }
+
   // Sorts the block's (score, j0 + i) pairs (acc, cols of them) into sorted_buf_.
   __aicore__ inline void SortBlock(int64_t j0, int64_t cols) {
     const int32_t c = static_cast<int32_t>(cols);
@@ -310,7 +319,7 @@ class Vector {
   }
 
   AscendC::TPipe pipe_;
-  AscendC::TQue<AscendC::TPosition::VECIN, 1> scores_;
+  AscendC::TQue<AscendC::TPosition::VECIN, 2> scores_;  // depth 2: the next head chunk is queued early
   AscendC::TBuf<AscendC::TPosition::VECCALC> acc_buf_, iota_buf_, idx_buf_, sorted_buf_, sort_tmp_buf_, merge_buf_,
       topk_buf_, w_raw_buf_, w_buf_, w_blocks_buf_;
   GlobalTensor<W> weights_;
