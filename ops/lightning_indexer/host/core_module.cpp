@@ -149,6 +149,8 @@ PYBIND11_MODULE(_core, m) {
         out["groups_per_batch"] = t.groups_per_batch;
         out["items"] = t.items;
         out["splits"] = t.splits;
+        out["halves"] = t.halves;
+        out["slots"] = t.slots;
         out["merge_pairs"] = t.merge_pairs;
         out["units"] = t.units;
         out["block_dim"] = t.block_dim;

@@ -92,22 +92,67 @@ int64_t ub_bytes_of(int64_t heads, int64_t head_chunk, int64_t block_pad, int64_
          + ub_buffer(rows_per_aiv * heads * 32);    // each weight as a 32-byte block (the Mul's src1)
 }
 
-// Key blocks of the busiest AIC when `items` items of key_blocks blocks each are cut into `splits`
-// splits of ceil(key_blocks / splits) blocks (Work::GetUnit) and the units are shared out as
-// compute_kernel does (contiguous, the first units % AICs AICs one more).
-int64_t busiest_aic_blocks(int64_t items, int64_t splits, int64_t key_blocks, int64_t aics) {
-  const int64_t units = items * splits, groups = std::clamp<int64_t>(units, 1, aics);
-  const int64_t per_core = units / groups, extra = units % groups;
+// Key blocks of the busiest AIC and of the busiest AIV when `items` items of key_blocks blocks
+// each are cut into `splits` splits of ceil(key_blocks / splits) blocks (Work::GetUnit; the last
+// ones may be short or empty) and the shares (a unit, or with halves, step 2, a pair of units) are
+// shared out as compute_kernel does (contiguous, the first shares % AICs AICs one more). Without
+// halves one AIV does all of its group's blocks (the rows of a decode group are one row); with
+// halves the two AIVs take one unit of each pair.
+struct SplitLoad {
+  int64_t aic = 0;
+  int64_t aiv = 0;
+};
+
+SplitLoad busiest_blocks(int64_t items, int64_t splits, int64_t key_blocks, int64_t aics, int64_t step) {
+  const int64_t shares = items * splits / step, groups = std::clamp<int64_t>(shares, 1, aics);
+  const int64_t per_core = shares / groups, extra = shares % groups;
   const int64_t per_split = (key_blocks + splits - 1) / splits;
-  int64_t busiest = 0;
+  SplitLoad busiest;
   for (int64_t g = 0, u = 0; g < groups; ++g) {
-    int64_t load = 0;
-    for (const int64_t end = u + per_core + (g < extra ? 1 : 0); u < end; ++u) {
-      load += std::min(per_split, key_blocks - (u % splits) * per_split);
+    int64_t aic = 0, aiv[2] = {0, 0};
+    for (const int64_t end = u + (per_core + (g < extra ? 1 : 0)) * step; u < end; ++u) {
+      const int64_t blocks = std::clamp<int64_t>(key_blocks - (u % splits) * per_split, 0, per_split);
+      aic += blocks;
+      aiv[step == 2 ? u % 2 : 0] += blocks;
     }
-    busiest = std::max(busiest, load);
+    busiest.aic = std::max(busiest.aic, aic);
+    busiest.aiv = std::max({busiest.aiv, aiv[0], aiv[1]});
   }
   return busiest;
+}
+
+// The relative time of a split plan, in AIV blocks: the AIC and the busiest AIV work on their
+// blocks at the same time (hand-offs overlap); an AIC block (q . k^T of block_keys keys, its keys
+// at the HBM bandwidth shared by all AICs) took about 0.7 of an AIV block (head sum, sort, merge)
+// in the emulator's timing model (decode, N1 = 64).
+// Then the split merge: each AIV merges the lists of ceil(rows / AIVs) rows, a list about 0.07 of
+// an AIV block (one row, K = 2048).
+double split_cost(const SplitLoad& l, int64_t items, int64_t splits, int64_t key_blocks, int64_t aics) {
+  const int64_t per_split = (key_blocks + splits - 1) / splits;
+  const int64_t lists = splits > 1 ? (key_blocks + per_split - 1) / per_split : 0;
+  const int64_t rows_per_aiv = (items + 2 * aics - 1) / (2 * aics);
+  return std::max(0.7 * static_cast<double>(l.aic), static_cast<double>(l.aiv)) +
+         0.07 * static_cast<double>(lists * rows_per_aiv);
+}
+
+// The split count (a multiple of step) of the lowest cost, preferring fewer splits unless more
+// save 5%. Without halves, counts that leave a split empty are skipped (they would leave AICs
+// idle); with halves an empty last split is the odd one out of a pair and costs nothing.
+int64_t best_splits(int64_t items, int64_t key_blocks, int64_t aics, int64_t max_splits, int64_t step,
+                    double* cost) {
+  int64_t splits = step;
+  double best = split_cost(busiest_blocks(items, splits, key_blocks, aics, step), items, splits, key_blocks, aics);
+  for (int64_t s = splits + step; s <= max_splits && items > 0; s += step) {
+    const int64_t per_split = (key_blocks + s - 1) / s;
+    if (step == 1 && (key_blocks + per_split - 1) / per_split != s) continue;
+    const double c = split_cost(busiest_blocks(items, s, key_blocks, aics, step), items, s, key_blocks, aics);
+    if (c < 0.95 * best) {
+      best = c;
+      splits = s;
+    }
+  }
+  *cost = best;
+  return splits;
 }
 
 // Mirrors SplitMerge's InitBuffer calls (kernel/lightning_indexer_merge.h): the running list, the
@@ -228,21 +273,27 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
   // AIC (a split holds whole blocks: split_blocks(), counts that leave a split empty are skipped),
   // preferring fewer splits unless more save 5%; every split keeps at least kMinSplitKeys of the
   // longest batch's keys.
+  // Halves: a group of one query row leaves AIV 1 idle; instead the group can take two splits
+  // of an item at once (an even split count), one per AIV, when the keys fill two blocks. Taken
+  // when its cost is 5% lower.
   const int64_t aics = std::max<int64_t>(1, p.aic_cores);
   const int64_t max_keys = a.layout_key == Layout::kPA_BSND ? d.max_blocks * d.block_size : d.key_rows;
-  const int64_t max_splits = std::clamp<int64_t>(max_keys / kMinSplitKeys, 1, aics);
   const int64_t key_blocks = std::max<int64_t>(1, (max_keys + t.block_keys - 1) / t.block_keys);
-  int64_t splits = 1;
-  int64_t best = busiest_aic_blocks(items, 1, key_blocks, aics);
-  for (int64_t s = 2; s <= max_splits && items > 0; ++s) {
-    const int64_t per_split = (key_blocks + s - 1) / s;
-    if ((key_blocks + per_split - 1) / per_split != s) continue;
-    const int64_t load = busiest_aic_blocks(items, s, key_blocks, aics);
-    if (load < 0.95 * static_cast<double>(best)) {
-      best = load;
-      splits = s;
+  double cost = 0, halves_cost = 0;
+  int64_t splits =
+      best_splits(items, key_blocks, aics, std::clamp<int64_t>(max_keys / kMinSplitKeys, 1, aics), 1, &cost);
+  bool halves = false;
+  if (t.rows_per_group == 1 && key_blocks >= 2 && items > 0) {
+    const int64_t s2 = best_splits(items, key_blocks, aics,
+                                   std::clamp<int64_t>(max_keys / kMinSplitKeys, 2, 2 * aics), 2, &halves_cost);
+    if (halves_cost < 0.95 * cost) {
+      halves = true;
+      splits = s2;
     }
   }
+  const int64_t step = halves ? 2 : 1;
+  t.halves = halves ? 1 : 0;
+  t.slots = halves ? 4 : 2;
   t.splits = static_cast<int32_t>(splits);
   if (splits > 1) {
     const int64_t running_lists = (t.k_pad + kMaxMergeList - 1) / kMaxMergeList;
@@ -255,11 +306,12 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
   }
   const int64_t units = items * splits;
   t.units = static_cast<int32_t>(units);
-  t.block_dim = static_cast<int32_t>(std::clamp<int64_t>(units, 1, aics));
-  t.items_per_core = static_cast<int32_t>(units / t.block_dim);
-  t.cores_with_extra = static_cast<int32_t>(units % t.block_dim);
+  const int64_t shares = units / step;  // what a group takes at a time: a unit, or a pair (halves)
+  t.block_dim = static_cast<int32_t>(std::clamp<int64_t>(shares, 1, aics));
+  t.items_per_core = static_cast<int32_t>(shares / t.block_dim);
+  t.cores_with_extra = static_cast<int32_t>(shares % t.block_dim);
   t.slot_floats = static_cast<int64_t>(t.m_pad) * t.block_pad;
-  t.workspace_per_aic = 2 * t.slot_floats;
+  t.workspace_per_aic = t.slots * t.slot_floats;
   t.partials_offset = t.block_dim * t.workspace_per_aic;
   t.workspace_floats =
       t.partials_offset + (splits > 1 ? units * t.rows_per_group * t.k_pad * 2 : 0);

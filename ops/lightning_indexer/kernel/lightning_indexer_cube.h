@@ -6,7 +6,8 @@
 // so it is never GEMV) into L0C. The Mmads of a chunk of fix_keys keys (as many as L0C holds)
 // share one L0C tile, drained by one Fixpipe with ReLU into the block's GM slot [m, block_pad] at
 // the chunk's column. Then the slot is published to the group's two AIVs
-// (lightning_indexer_handshake.h). Key tiles are double buffered in L1 and L0B, L0C tiles when
+// (lightning_indexer_handshake.h). With halves (decode: one query row per group) the AIC takes
+// two splits of an item at once and alternates their blocks, one for each AIV. Key tiles are double buffered in L1 and L0B, L0C tiles when
 // two fit. No auto-sync exists on the AIC: every hand-off between its pipes is a queue event
 // (A1/B1 MTE2->MTE1, A2/B2 MTE1->M, CO1 M->FIX and back on free).
 #pragma once
@@ -38,15 +39,25 @@ class Cube {
   }
 
   __aicore__ inline void Process() {
-    for (int64_t u = work_.Begin(); u < work_.End(); ++u) {
+    handshake_.Init(t_.slots);
+    const int64_t step = work_.Step();
+    for (int64_t u = work_.Begin(); u < work_.End(); u += step) {
       const Item x = work_.GetUnit(u);
-      if (x.k1 > x.k0) ProcessItem(x);
+      const Item y = step == 2 ? work_.GetUnit(u + 1) : x;
+      if (x.k1 > x.k0) ProcessItem(x, y, step == 2);  // y (a later split) is empty when x is
     }
     handshake_.Drain();
   }
 
+  // Hand-offs of unit x: its key blocks.
+  __aicore__ inline int64_t Blocks(const Item& x) const {
+    return x.k1 > x.k0 ? (x.k1 - x.k0 + t_.block_keys - 1) / t_.block_keys : 0;
+  }
+
  private:
-  __aicore__ inline void ProcessItem(const Item& x) {
+  // Unit x, or (pair) units x and y, two splits of one item: the q tile once, then their blocks
+  // alternately (x's n-th, y's n-th, ...: AIV 0 takes x's, AIV 1 y's).
+  __aicore__ inline void ProcessItem(const Item& x, const Item& y, bool pair) {
     const int64_t n1 = t_.heads, d = t_.head_dim;
     const int64_t m = (x.real_end - x.r0) * n1, m_pad = RoundUp(m, kFractalRows);
     const int64_t first_q = (x.q_begin + x.r0) * n1;  // first row of the q tile, in [*, D] rows
@@ -72,15 +83,59 @@ class Cube {
     q_l0_.EnQue(q_l0);
     q_l0 = q_l0_.template DeQue<T>();
 
-    for (int64_t j0 = x.k0; j0 < x.k1; j0 += t_.block_keys) {
-      const int64_t nb = Min(t_.block_keys, x.k1 - j0);
-      const int32_t slot = handshake_.Acquire();
-      for (int64_t c = 0; c < nb; c += t_.fix_keys) {
-        ScoreChunk(x, q_l0, j0 + c, Min(t_.fix_keys, nb - c), m, m_pad, slot * t_.slot_floats + c);
+    // The key tiles of the hand-offs in order, each tile's GM -> L1 load issued before the last
+    // one's LoadData / Mmad wait for theirs: the DMA latency of one overlaps the other's transfer
+    // and the cube work (k_l1 holds two tiles).
+    const int64_t bx = Blocks(x), by = pair ? Blocks(y) : 0, handoffs = bx + by;
+    const int64_t tile = t_.tile_keys, fix = t_.fix_keys;
+    int64_t h = 0, off = 0;
+    Item cur = Hand(x, y, by, h);
+    int64_t j0 = cur.k0, nb = Min(t_.block_keys, cur.k1 - j0);
+    IssueTile(cur, j0, Min(tile, nb));
+    int32_t slot = 0;
+    LocalTensor<float> c;
+    while (true) {
+      int64_t nh = h, noff = off + tile;
+      if (noff >= nb) {
+        ++nh;
+        noff = 0;
       }
-      handshake_.Publish(slot);
+      Item next = cur;
+      int64_t next_j0 = j0, next_nb = nb;
+      if (nh < handoffs) {
+        if (nh != h) {
+          next = Hand(x, y, by, nh);
+          next_j0 = next.k0;
+          next_nb = Min(t_.block_keys, next.k1 - next_j0);
+        }
+        IssueTile(next, next_j0 + noff, Min(tile, next_nb - noff));
+      }
+      const int64_t c0 = off / fix * fix, chunk = Min(fix, nb - c0);
+      if (off == 0) slot = handshake_.Acquire();
+      if (off == c0) c = c_l0_.template AllocTensor<float>();
+      // columns [i, i + tile) of the NZ L0C tile start at i * m_pad (16-column fractal blocks of m_pad rows)
+      MmadTile(q_l0, c[static_cast<uint32_t>((off - c0) * m_pad)], Min(tile, nb - off), m, m_pad);
+      if (off + tile >= c0 + chunk) {
+        DrainChunk(c, chunk, m, m_pad, slot * t_.slot_floats + c0);
+        if (c0 + chunk >= nb) handshake_.Publish(slot);
+      }
+      if (nh >= handoffs) break;
+      h = nh;
+      off = noff;
+      cur = next;
+      j0 = next_j0;
+      nb = next_nb;
     }
     q_l0_.FreeTensor(q_l0);
+  }
+
+  // Hand-off h of unit x alone, or of the pair x, y (y has by <= x's blocks): x's and y's blocks
+  // alternately, then x's last ones. The returned unit's k0 is the hand-off's first key.
+  __aicore__ inline Item Hand(const Item& x, const Item& y, int64_t by, int64_t h) const {
+    Item u = (h < 2 * by && h % 2 == 1) ? y : x;
+    const int64_t n = h < 2 * by ? h / 2 : h - by;
+    u.k0 += n * t_.block_keys;
+    return u;
   }
 
   // rows [n, D] of src into an L1 NZ tile of n_pad (multiple of 16) rows; rows past n are copies
@@ -99,15 +154,8 @@ class Cube {
     }
   }
 
-  // ReLU(q . k^T) of the q tile against keys [j0, j0 + n) (n <= fix_keys) into the slot's
-  // columns at `at`: one Mmad per key tile into one L0C tile, then one Fixpipe.
-  __aicore__ inline void ScoreChunk(const Item& x, const LocalTensor<T>& q_l0, int64_t j0, int64_t n, int64_t m,
-                                    int64_t m_pad, int64_t at) {
-    LocalTensor<float> c = c_l0_.template AllocTensor<float>();
-    for (int64_t i = 0; i < n; i += t_.tile_keys) {
-      // columns [i, i + tile) of the NZ L0C tile start at i * m_pad (16-column fractal blocks of m_pad rows)
-      ScoreTile(x, q_l0, c[static_cast<uint32_t>(i * m_pad)], j0 + i, Min(t_.tile_keys, n - i), m, m_pad);
-    }
+  // The L0C tile of a chunk of n keys (its Mmads done) -> ReLU -> the slot's columns at `at`.
+  __aicore__ inline void DrainChunk(LocalTensor<float>& c, int64_t n, int64_t m, int64_t m_pad, int64_t at) {
     c_l0_.EnQue(c);
     c = c_l0_.template DeQue<float>();
     AscendC::FixpipeParamsV220 fp;
@@ -120,9 +168,8 @@ class Cube {
     c_l0_.FreeTensor(c);
   }
 
-  // q . k^T of the q tile against keys [j0, j0 + n) (n <= tile_keys) into c.
-  __aicore__ inline void ScoreTile(const Item& x, const LocalTensor<T>& q_l0, const LocalTensor<float>& c, int64_t j0,
-                                   int64_t n, int64_t m, int64_t m_pad) {
+  // Keys [j0, j0 + n) (n <= tile_keys) of unit x: GM -> L1 (NZ), queued in k_l1_.
+  __aicore__ inline void IssueTile(const Item& x, int64_t j0, int64_t n) {
     const int64_t d = t_.head_dim, n_pad = RoundUp(n, kFractalRows);
     int64_t row, available;
     if (t_.layout_key == 2) {  // PA_BSND: a tile never crosses a cache block (tile_keys | block_size)
@@ -136,7 +183,13 @@ class Cube {
     LocalTensor<T> k_l1 = k_l1_.template AllocTensor<T>();
     LoadNz(k_l1, key_[row * d], n, n_pad, available);
     k_l1_.EnQue(k_l1);
-    k_l1 = k_l1_.template DeQue<T>();
+  }
+
+  // q . k^T of the q tile against the oldest queued key tile (n keys) into c.
+  __aicore__ inline void MmadTile(const LocalTensor<T>& q_l0, const LocalTensor<float>& c, int64_t n, int64_t m,
+                                  int64_t m_pad) {
+    const int64_t d = t_.head_dim, n_pad = RoundUp(n, kFractalRows);
+    LocalTensor<T> k_l1 = k_l1_.template DeQue<T>();
     LocalTensor<T> k_l0 = k_l0_.template AllocTensor<T>();
     AscendC::LoadData2DParams ld;  // the NZ fractals of k [n, D] are the ZN fractals of k^T, in order
     ld.startIndex = 0;
@@ -163,7 +216,7 @@ class Cube {
 
   AscendC::TPipe pipe_;
   AscendC::TQue<AscendC::TPosition::A1, 1> q_l1_;
-  AscendC::TQue<AscendC::TPosition::B1, 1> k_l1_;
+  AscendC::TQue<AscendC::TPosition::B1, 2> k_l1_;  // depth 2: the next tile is queued before this one is used
   AscendC::TQue<AscendC::TPosition::A2, 1> q_l0_;
   AscendC::TQue<AscendC::TPosition::B2, 1> k_l0_;
   AscendC::TQue<AscendC::TPosition::CO1, 1> c_l0_;

@@ -1,12 +1,13 @@
 // The cross-core hand-off of lightning_indexer (MIX 1 AIC : 2 AIV): the AIC of a group fills a
-// ping-pong pair of GM score slots, its two AIVs read them. Each slot has two cross-core flags
-// (CrossCoreSetFlag(ISASI).md, mode 2: an AIC set reaches both AIVs of its group; an AIV set
-// reaches the AIC once both AIVs have set):
+// ring of `slots` GM score slots (2, or 4 with halves: tiling.slots), its two AIVs read them. Each
+// slot has two cross-core flags (CrossCoreSetFlag(ISASI).md, mode 2: an AIC set reaches both AIVs
+// of its group; an AIV set reaches the AIC once both AIVs have set):
 //   kScoresReady + slot  AIC -> AIVs  after the slot's last Fixpipe (PIPE_FIX)
 //   kSlotFree + slot     AIVs -> AIC  after the AIV's last read of the slot (PIPE_MTE2)
-// The AIC starts with two credits (both slots free) and waits for a slot's free flag only when it
-// reuses the slot; at the end it drains the outstanding frees, so no set is left pending. Both
-// AIVs take part in every hand-off, also when one of them has no rows of the group.
+// The AIC starts with `slots` credits (all slots free) and waits for a slot's free flag only when
+// it reuses the slot; at the end it drains the outstanding frees, so no set is left pending. Both
+// AIVs take part in every hand-off, also when one of them has no rows of the group or (halves)
+// the block belongs to the other AIV's split: it then frees the slot at once.
 #pragma once
 #include "kernel_operator.h"
 
@@ -14,38 +15,41 @@ namespace lightning_indexer {
 
 using namespace AscendC;  // pipe_t (PIPE_FIX, ...) is global with CANN, in AscendC in the emulator
 
-constexpr int32_t kSlots = 2;
-constexpr uint16_t kScoresReady = 0;  // flags 0, 1
-constexpr uint16_t kSlotFree = 2;     // flags 2, 3
-constexpr uint16_t kVerdictReady = 4;  // the check phase's verdict, AIVs -> AIC (kernel/lightning_indexer_check.h)
+constexpr int32_t kMaxSlots = 4;
+constexpr uint16_t kScoresReady = 0;   // flags 0 .. 3
+constexpr uint16_t kSlotFree = 4;      // flags 4 .. 7
+constexpr uint16_t kVerdictReady = 8;  // the check phase's verdict, AIVs -> AIC (kernel/lightning_indexer_check.h)
 
-// The AIC side: Acquire before writing slot n % 2 (the n-th block of this AIC), Publish after.
+// The AIC side: Acquire before writing slot n % slots (the n-th block of this AIC), Publish after.
 class CubeHandshake {
  public:
+  __aicore__ inline void Init(int32_t slots) { slots_ = slots; }
   __aicore__ inline int32_t Acquire() {
-    const int32_t slot = static_cast<int32_t>(used_ % kSlots);
-    if (used_ >= kSlots) AscendC::CrossCoreWaitFlag(kSlotFree + slot);
+    const int32_t slot = static_cast<int32_t>(used_ % slots_);
+    if (used_ >= slots_) AscendC::CrossCoreWaitFlag(kSlotFree + slot);
     return slot;
   }
   __aicore__ inline void Publish(int32_t slot) {
     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(kScoresReady + slot);
     ++used_;
   }
-  // Waits for the frees not consumed by an Acquire (the last two blocks).
+  // Waits for the frees not consumed by an Acquire (the last `slots` blocks).
   __aicore__ inline void Drain() {
-    const int64_t first = used_ > kSlots ? used_ - kSlots : 0;
-    for (int64_t n = first; n < used_; ++n) AscendC::CrossCoreWaitFlag(kSlotFree + static_cast<int32_t>(n % kSlots));
+    const int64_t first = used_ > slots_ ? used_ - slots_ : 0;
+    for (int64_t n = first; n < used_; ++n) AscendC::CrossCoreWaitFlag(kSlotFree + static_cast<int32_t>(n % slots_));
   }
 
  private:
   int64_t used_ = 0;
+  int32_t slots_ = 2;
 };
 
 // The AIV side: Await the n-th block's slot, Release it once read.
 class VectorHandshake {
  public:
+  __aicore__ inline void Init(int32_t slots) { slots_ = slots; }
   __aicore__ inline int32_t Await() {
-    const int32_t slot = static_cast<int32_t>(used_ % kSlots);
+    const int32_t slot = static_cast<int32_t>(used_ % slots_);
     AscendC::CrossCoreWaitFlag(kScoresReady + slot);
     return slot;
   }
@@ -56,6 +60,7 @@ class VectorHandshake {
 
  private:
   int64_t used_ = 0;
+  int32_t slots_ = 2;
 };
 
 }  // namespace lightning_indexer

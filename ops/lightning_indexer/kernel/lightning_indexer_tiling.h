@@ -37,12 +37,17 @@ struct LightningIndexerTiling {
   int32_t splits;            // key splits per item (> 1 when there are fewer items than AICs: decode)
   int32_t units;             // items * splits: what the AICs share out
   int32_t block_dim;         // AIC count launched (MIX 1:2: 2 * block_dim AIVs); <= the platform's AICs
-  int32_t items_per_core;    // every group gets this many units ...
+  int32_t items_per_core;    // every group gets this many units (pairs of units with halves) ...
   int32_t cores_with_extra;  // ... and the first cores_with_extra get one more
   int32_t merge_pairs;       // splits > 1: (score, index) pairs of one input buffer of the split merge (two,
                              // double buffered; kernel/lightning_indexer_merge.h), else 0
+  int32_t halves;            // 1: rows_per_group = 1 (decode): the group takes its units in pairs of
+                             // consecutive splits of one item (splits is even), the AIC alternates their
+                             // blocks and AIV s works on split 2p + s alone (a row per AIV, not one AIV
+                             // idle); items_per_core / cores_with_extra count pairs. 0: one unit at a time
+  int32_t slots;             // GM score slots per AIC: 2 (ping-pong), 4 with halves (two per AIV)
   int64_t slot_floats;       // float32 elements of one GM score slot: m_pad * block_pad
-  int64_t workspace_per_aic;  // float32 elements of the GM workspace per AIC: 2 slots (ping-pong)
+  int64_t workspace_per_aic;  // float32 elements of the GM workspace per AIC: `slots` slots
   int64_t partials_offset;   // splits > 1: float32 offset of the partial top-k lists in the workspace
                              // (after block_dim * workspace_per_aic), [units, rows_per_group, k_pad, 2]
   int64_t workspace_floats;  // float32 elements of the whole workspace

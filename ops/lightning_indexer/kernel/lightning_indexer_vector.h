@@ -1,8 +1,9 @@
 // The AIV side of lightning_indexer: the two AIVs of a group split the rows of each work item
-// (AIV 0 the first rows_per_aiv, AIV 1 the rest). Per key block published by the AIC (a GM slot
+// (AIV 0 the first rows_per_aiv, AIV 1 the rest), or with halves (one row per group: decode)
+// the keys: the group takes two splits of an item at once, AIV s works on split 2p + s. Per key block published by the AIC (a GM slot
 // [m, block_pad] of ReLU(q . k^T)) and per own row:
 //   acc[j] = sum_h weights[r, h] * slot[r * N1 + h, j]   (heads copied to UB head_chunk at a time
-//            through a double-buffered VECIN queue; per chunk one Mul per 64 keys over all its
+//            through a double-buffered VECIN queue, the next chunk's copy issued first; per chunk one Mul per 64 keys over all its
 //            heads, then the heads summed pairwise, float32)
 //   keys at or past the row's limit (causal / act_s2) -> -inf, Sort the block's (score, index)
 //   pairs, and MrgSort them into the row's running top-k (k_pad pairs in UB) when the block's best
@@ -66,7 +67,12 @@ class Vector {
   }
 
   __aicore__ inline void Process() {
-    for (int64_t u = work_.Begin(); u < work_.End(); ++u) ProcessUnit(work_.GetUnit(u), u);
+    handshake_.Init(t_.slots);
+    if (t_.halves) {
+      for (int64_t u = work_.Begin(); u < work_.End(); u += 2) ProcessPair(u);
+    } else {
+      for (int64_t u = work_.Begin(); u < work_.End(); ++u) ProcessUnit(work_.GetUnit(u), u);
+    }
     if (t_.splits > 1) {
       pipe_.Destroy();  // its UB goes to the merge's pipe
       // Every AIV's partial lists are in GM. isAIVOnly = true in a MIX kernel synchronises the
@@ -92,49 +98,102 @@ class Vector {
     return static_cast<uint32_t>(Min(Min(t_.block_pad, t_.k_pad), kMaxMergeList));
   }
 
-  // Unit x (split x.split of an item): own rows [mine0, mine1) of the group, real ones up to
-  // real_end. Unsplit: the rows' outputs. Split: each real row that sees a key leaves its partial
-  // list (the top-k of keys [k0, k1)) in GM for SplitMerge; split 0 writes the other rows.
+  // The rows of unit x an AIV works on: share 0 (the first rows_per_aiv) or share 1 (the rest).
+  struct Rows {
+    int64_t mine0, mine1;  // own rows [mine0, mine1) of the group
+    int64_t real1;         // own real rows end: [mine0, real1)
+    int64_t rows;          // real1 - mine0
+  };
+  __aicore__ inline Rows OwnRows(const Item& x, int64_t share) const {
+    Rows o;
+    o.mine0 = Min(x.r0 + share * t_.rows_per_aiv, x.slab_end);
+    o.mine1 = Min(o.mine0 + (share == 0 ? t_.rows_per_aiv : t_.rows_per_group - t_.rows_per_aiv), x.slab_end);
+    o.real1 = Max(o.mine0, Min(o.mine1, x.real_end));
+    o.rows = o.real1 - o.mine0;
+    return o;
+  }
+
+  // Unit x (split x.split of an item), AIV `sub_`'s share of the rows.
   __aicore__ inline void ProcessUnit(const Item& x, int64_t u) {
-    const int64_t mine0 = Min(x.r0 + sub_ * t_.rows_per_aiv, x.slab_end);
-    const int64_t mine1 = Min(mine0 + (sub_ == 0 ? t_.rows_per_aiv : t_.rows_per_group - t_.rows_per_aiv), x.slab_end);
-    const int64_t real1 = Max(mine0, Min(mine1, x.real_end));
-    const int64_t rows = real1 - mine0;
-    const int64_t kp = t_.k_pad, n1 = t_.heads;
-    const bool split = t_.splits > 1;
-    if (rows > 0 && x.extent > 0) {
-      LoadWeights((x.q_begin + mine0) * n1, static_cast<uint32_t>(rows * n1));
-      AscendC::Duplicate(topk_buf_.Get<float>(), -__builtin_huge_valf(), static_cast<int32_t>(rows * kp * 2));
-      AscendC::PipeBarrier<PIPE_V>();
-    }
+    const Rows o = OwnRows(x, sub_);
+    BeginUnit(x, o);
     for (int64_t j0 = x.k0; j0 < x.k1; j0 += t_.block_keys) {  // both AIVs take every block
-      const int64_t nb = Min(t_.block_keys, x.k1 - j0);
       const int32_t slot = handshake_.Await();
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t visible = Min(Max(work_.Limit(x, mine0 + r) - j0, 0), nb);
-        if (visible == 0) continue;
-        const int64_t cols = RoundUp(visible, kSortGroup);
-        BlockScores(slot, mine0 + r - x.r0, r, visible, cols);
-        SortBlock(j0, cols);
-        MergeBlock(topk_buf_.Get<float>()[static_cast<uint32_t>(r * kp * 2)], Min(cols, MergeTake()));
-      }
+      ScoreBlock(x, o, j0, slot);
       handshake_.Release(slot);
     }
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t limit = work_.Limit(x, mine0 + r);
+    EndUnit(x, u, o);
+  }
+
+  // Halves: units u and u + 1 (splits 2p, 2p + 1 of one item; rows_per_group = 1). The AIC
+  // alternates their blocks (kernel/lightning_indexer_cube.h); AIV s works on unit u + s, all its
+  // rows, and frees the other unit's slots at once. Both lists are partial lists of the split merge.
+  __aicore__ inline void ProcessPair(int64_t u) {
+    const Item x = work_.GetUnit(u), y = work_.GetUnit(u + 1);
+    const Item& mine = sub_ == 0 ? x : y;
+    const Rows o = OwnRows(mine, 0);
+    BeginUnit(mine, o);
+    const int64_t bx = Blocks(x), by = Blocks(y);
+    for (int64_t n = 0; n < bx || n < by; ++n) {
+      if (n < bx) {
+        const int32_t slot = handshake_.Await();
+        if (sub_ == 0) ScoreBlock(x, o, x.k0 + n * t_.block_keys, slot);
+        handshake_.Release(slot);
+      }
+      if (n < by) {
+        const int32_t slot = handshake_.Await();
+        if (sub_ == 1) ScoreBlock(y, o, y.k0 + n * t_.block_keys, slot);
+        handshake_.Release(slot);
+      }
+    }
+    EndUnit(mine, u + sub_, o);
+  }
+
+  // Hand-offs of unit x (as Cube::Blocks).
+  __aicore__ inline int64_t Blocks(const Item& x) const {
+    return x.k1 > x.k0 ? (x.k1 - x.k0 + t_.block_keys - 1) / t_.block_keys : 0;
+  }
+
+  __aicore__ inline void BeginUnit(const Item& x, const Rows& o) {
+    if (o.rows > 0 && x.extent > 0) {
+      LoadWeights((x.q_begin + o.mine0) * t_.heads, static_cast<uint32_t>(o.rows * t_.heads));
+      AscendC::Duplicate(topk_buf_.Get<float>(), -__builtin_huge_valf(), static_cast<int32_t>(o.rows * t_.k_pad * 2));
+      AscendC::PipeBarrier<PIPE_V>();
+    }
+  }
+
+  // The block of keys [j0, min(j0 + block_keys, x.k1)) in `slot` into the own rows' lists.
+  __aicore__ inline void ScoreBlock(const Item& x, const Rows& o, int64_t j0, int32_t slot) {
+    const int64_t nb = Min(t_.block_keys, x.k1 - j0);
+    for (int64_t r = 0; r < o.rows; ++r) {
+      const int64_t visible = Min(Max(work_.Limit(x, o.mine0 + r) - j0, 0), nb);
+      if (visible == 0) continue;
+      const int64_t cols = RoundUp(visible, kSortGroup);
+      BlockScores(slot, o.mine0 + r - x.r0, r, visible, cols);
+      SortBlock(j0, cols);
+      MergeBlock(topk_buf_.Get<float>()[static_cast<uint32_t>(r * t_.k_pad * 2)], Min(cols, MergeTake()));
+    }
+  }
+
+  // Unsplit: the own rows' outputs. Split: each real row that sees a key leaves its partial list
+  // (the top-k of keys [k0, k1)) in GM for SplitMerge; split 0 writes the other rows.
+  __aicore__ inline void EndUnit(const Item& x, int64_t u, const Rows& o) {
+    const int64_t kp = t_.k_pad;
+    for (int64_t r = 0; r < o.rows; ++r) {
+      const int64_t limit = work_.Limit(x, o.mine0 + r);
       const LocalTensor<float> topk = topk_buf_.Get<float>()[static_cast<uint32_t>(r * kp * 2)];
       if (x.extent > 0 && limit > 0) {
-        if (split) {
-          SavePartial(topk, (u * t_.rows_per_group + mine0 + r - x.r0) * kp * 2);
+        if (t_.splits > 1) {
+          SavePartial(topk, (u * t_.rows_per_group + o.mine0 + r - x.r0) * kp * 2);
         } else {
-          out_.Write(topk, merge_buf_.Get<float>(), x.q_begin + mine0 + r, Min(t_.sparse_count, limit));
+          out_.Write(topk, merge_buf_.Get<float>(), x.q_begin + o.mine0 + r, Min(t_.sparse_count, limit));
         }
       } else if (x.split == 0) {
-        out_.Fill(merge_buf_.Get<float>(), x.q_begin + mine0 + r);
+        out_.Fill(merge_buf_.Get<float>(), x.q_begin + o.mine0 + r);
       }
     }
     if (x.split == 0) {
-      for (int64_t r = real1; r < mine1; ++r) out_.Fill(merge_buf_.Get<float>(), x.q_begin + r);
+      for (int64_t r = o.real1; r < o.mine1; ++r) out_.Fill(merge_buf_.Get<float>(), x.q_begin + r);
     }
   }
 
@@ -181,12 +240,11 @@ class Vector {
     const uint8_t row_blocks = static_cast<uint8_t>(bp / kBlockFloats);  // bp <= 512: <= 64 blocks
     LocalTensor<float> acc = acc_buf_.Get<float>();
     const uint64_t base = static_cast<uint64_t>(slot) * t_.slot_floats + static_cast<uint64_t>(gr * n1) * bp;
+    CopyHeads(base, 0);
     for (int32_t h0 = 0; h0 < n1; h0 += hc) {
       const int32_t heads = n1 - h0 < hc ? n1 - h0 : hc;
-      LocalTensor<float> s = scores_.AllocTensor<float>();
-      AscendC::DataCopy(s, workspace_[base + static_cast<uint64_t>(h0) * bp], static_cast<uint32_t>(heads * bp));
-      scores_.EnQue(s);
-      s = scores_.DeQue<float>();
+      if (h0 + hc < n1) CopyHeads(base, h0 + hc);  // the next chunk's DMA overlaps this chunk's sum
+      LocalTensor<float> s = scores_.DeQue<float>();
       const LocalTensor<float> w = w_blocks_buf_.Get<float>()[static_cast<uint32_t>((r * n1 + h0) * kBlockFloats)];
       const AscendC::BinaryRepeatParams per_head(1, 1, 0, row_blocks, row_blocks, 1);
       for (int32_t k = 0; k < c; k += kRepeatFloats) {
@@ -225,6 +283,16 @@ class Vector {
     }
   }
 
+  // Heads [h0, h0 + head_chunk) of the slot rows at `base` -> UB, queued in scores_.
+  __aicore__ inline void CopyHeads(uint64_t base, int32_t h0) {
+    const int32_t n1 = static_cast<int32_t>(t_.heads), hc = t_.head_chunk;
+    const int32_t heads = n1 - h0 < hc ? n1 - h0 : hc;
+    LocalTensor<float> s = scores_.AllocTensor<float>();
+    AscendC::DataCopy(s, workspace_[base + static_cast<uint64_t>(h0) * t_.block_pad],
+                      static_cast<uint32_t>(heads * t_.block_pad));
+    scores_.EnQue(s);
+  }
+
   // Sorts the block's (score, j0 + i) pairs (acc, cols of them) into sorted_buf_.
   __aicore__ inline void SortBlock(int64_t j0, int64_t cols) {
     const int32_t c = static_cast<int32_t>(cols);
@@ -251,7 +319,7 @@ class Vector {
   }
 
   AscendC::TPipe pipe_;
-  AscendC::TQue<AscendC::TPosition::VECIN, 1> scores_;
+  AscendC::TQue<AscendC::TPosition::VECIN, 2> scores_;  // depth 2: the next head chunk is queued early
   AscendC::TBuf<AscendC::TPosition::VECCALC> acc_buf_, iota_buf_, idx_buf_, sorted_buf_, sort_tmp_buf_, merge_buf_,
       topk_buf_, w_raw_buf_, w_buf_, w_blocks_buf_;
   GlobalTensor<W> weights_;

@@ -75,9 +75,12 @@ class Work {
     t_ = &t;
     lengths_q_.Init(lengths_q, t.lengths_q);
     lengths_k_.Init(lengths_k, t.lengths_k);
-    begin_ = group * t.items_per_core + Min(group, t.cores_with_extra);  // units
-    end_ = begin_ + t.items_per_core + (group < t.cores_with_extra ? 1 : 0);
+    const int64_t step = Step();  // units per share (halves: a pair of splits of one item)
+    begin_ = (group * t.items_per_core + Min(group, t.cores_with_extra)) * step;
+    end_ = begin_ + (t.items_per_core + (group < t.cores_with_extra ? 1 : 0)) * step;
   }
+  // Units the group takes at a time: 2 with halves (units u, u + 1: AIV 0 and AIV 1), else 1.
+  __aicore__ inline int64_t Step() const { return t_->halves ? 2 : 1; }
   __aicore__ inline int64_t Begin() const { return begin_; }
   __aicore__ inline int64_t End() const { return end_; }
 
