@@ -261,7 +261,9 @@ def modelled(max_keys: int, shapes) -> list:
             def line(key: str) -> float:
                 return rb[key] + (rb[key] - ra[key]) / (sb - sa) * (s2 - sb)
 
-            us, gm, label_bound = line("modelled_us"), line("gm_bound_us"), rb["bound"]
+            gm = line("gm_bound_us")
+            us = max(line("modelled_us"), gm)  # the model's time is never below its memory bound
+            label_bound = rb["bound"] if us > gm else "gm"
             how = f"extrapolated from S2={sa // 1024}k, {sb // 1024}k"
             busy = {k: v * us / rb["modelled_us"] for k, v in rb["pipe_busy_max_us"].items()}
         else:
