@@ -1,10 +1,13 @@
 #include "ascendc_cpu/launch.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <fstream>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include "ascendc_cpu/timing_model.h"
@@ -232,6 +235,21 @@ void FillTiming(LaunchReport& r, const LaunchState& l, const std::vector<BlockSt
   }
 }
 
+// The first run's trace as CSV, one row per instruction or wait, times in µs of the timing model.
+void WriteTrace(const LaunchState& l, const std::vector<BlockState>& blocks, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw std::runtime_error("ASCENDC_CPU_TRACE: cannot write " + path);
+  const double us = 1e-3 / timing::kClockGHz;
+  out << "core,type,group,sub,pipe,api,file,line,start_us,end_us,done_us\n";
+  for (const LaunchState::TraceRec& t : l.trace) {
+    const BlockState& b = blocks[static_cast<size_t>(t.core)];
+    const Site& s = l.sites[t.site];
+    out << b.idx << ',' << (b.type == CoreType::kAic ? "AIC" : "AIV") << ',' << b.group << ',' << b.sub << ','
+        << (t.wait ? "wait" : kPipeNames[static_cast<size_t>(t.pipe)]) << ',' << s.api << ',' << s.loc.file << ','
+        << s.loc.line << ',' << t.start * us << ',' << t.end * us << ',' << t.done * us << '\n';
+  }
+}
+
 void FillReport(LaunchReport& r, const LaunchState& l, const std::vector<BlockState>& blocks) {
   FillTiming(r, l, blocks);
   for (const BlockState& b : blocks) {
@@ -303,6 +321,8 @@ LaunchReport LaunchImpl(const LaunchConfig& config, const GmRegions& regions, co
     snapshot[i].assign(p, p + r.region.bytes);
   }
 
+  const char* trace_env = std::getenv("ASCENDC_CPU_TRACE");
+  const std::string trace_path = trace_env != nullptr ? trace_env : "";
   LaunchReport report;
   report.kernel_name = launch.config.kernel_name;
   report.block_dim = config.block_dim;
@@ -324,6 +344,7 @@ LaunchReport LaunchImpl(const LaunchConfig& config, const GmRegions& regions, co
     launch.gm_bytes = 0;
     launch.hbm_bytes = 0;
     launch.l2 = LineCache(static_cast<uint64_t>(config.l2_bytes), static_cast<uint64_t>(timing::kL2LineBytes));
+    launch.tracing = run == 0 && !trace_path.empty();
     for (size_t i = 0; i < launch.regions.size(); ++i) {
       RegionState& r = launch.regions[i];
       r.owner.Reset(r.region.kind == GmKind::kInput ? 0 : r.region.bytes);
@@ -333,6 +354,9 @@ LaunchReport LaunchImpl(const LaunchConfig& config, const GmRegions& regions, co
     std::vector<BlockState> blocks = RunBlocks(launch, kernel);
     if (run == 0) {
       FillReport(report, launch, blocks);
+      if (launch.tracing) WriteTrace(launch, blocks, trace_path);
+      launch.tracing = false;
+      launch.trace.clear();
       for (size_t i = 0; i < launch.regions.size(); ++i) {
         RegionState& r = launch.regions[i];
         if (r.region.kind != GmKind::kOutput || orders.size() < 2) continue;

@@ -176,6 +176,7 @@ void EndInstr(BlockState& b) noexcept {
   b.busy[i] += cost;
   b.fixed[i] += fixed;
   b.end_time = std::max({b.end_time, done, b.issue});
+  if (b.launch->tracing) b.launch->trace.push_back({b.core, p, false, in.site, start, end, done});
 }
 
 bool Ordered(BlockState& b, Pipe p, const Access& a) {
@@ -347,6 +348,11 @@ VClock Signature(const BlockState& b, Pipe p) {
   VClock s = b.vc[P(p)];
   s[static_cast<size_t>(Tid(b.core, p))] = b.cur[P(p)];
   return s;
+}
+
+void TraceWait(BlockState& b, const char* api, SrcLoc loc, double until) {
+  if (!b.launch->tracing || until <= b.issue) return;
+  b.launch->trace.push_back({b.core, Pipe::kS, true, Intern(b, api, loc), b.issue, until, until});
 }
 
 double PipeDoneTime(const BlockState& b, Pipe p) { return std::max(b.pipe_done[P(p)], b.issue); }

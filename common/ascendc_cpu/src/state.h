@@ -201,6 +201,17 @@ struct LaunchState {
   uint64_t gm_bytes = 0;             // total GM traffic of the run (timing model's L2 bound)
   uint64_t hbm_bytes = 0;            // the part of it that missed the L2 (timing model's HBM bound)
   LineCache l2{0, 512};
+  // Timing trace of the first run (ASCENDC_CPU_TRACE=<csv path>): one record per instruction and
+  // per cross-core wait / SyncAll, written when the run ends.
+  bool tracing = false;
+  struct TraceRec {
+    int32_t core;
+    Pipe pipe;
+    bool wait;  // a cross-core wait or SyncAll: [start, end) is the time the scalar unit was held
+    uint32_t site;
+    double start, end, done;  // cycles
+  };
+  std::vector<TraceRec> trace;
 };
 
 // The instruction a core is issuing: a PipeScope or an implicit vector instruction.
@@ -276,6 +287,8 @@ const char* EventName(int event);
 int32_t TakeEventId(BlockState& b, int event, const char* api, SrcLoc loc);
 void GiveEventId(BlockState& b, int event, int32_t id);
 double PipeDoneTime(const BlockState& b, Pipe p);
+// The trace record of a wait that holds the scalar unit until `until` (cycles), when tracing.
+void TraceWait(BlockState& b, const char* api, SrcLoc loc, double until);
 void FlushLines(BlockState& b, const std::vector<uint64_t>& lines);  // DataCacheCleanAndInvalid
 // Checks at the end of a block's kernel: queues still holding buffers.
 void CheckBlockEnd(BlockState& b);

@@ -167,6 +167,7 @@ void SyncAllBlocks(SrcLoc loc, bool aiv_only, bool hardware) {
     b.waiting = WaitInfo{"SyncAll", loc, true, aiv_only};
     l.scheduler->BlockUntil(b.core, [&bs, gen] { return bs.generation > gen; });
   }
+  TraceWait(b, "SyncAll", loc, bs.released_time);
   JoinAll(b, bs.released_vc, bs.released_time);
   ++b.counters.sync_alls;
 }
@@ -296,6 +297,7 @@ void CrossCoreWait(int flag, SrcLoc loc) {
   }
   const Token t = q.front();
   q.pop_front();
+  TraceWait(b, "CrossCoreWaitFlag", loc, t.time);
   JoinAll(b, t.vc, t.time);
 }
 

@@ -1,6 +1,10 @@
 // The timing model: sanity of its shape, not of its absolute numbers (it is a model).
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <vector>
 
 #include "ascendc_cpu/launch.h"
@@ -295,6 +299,39 @@ TEST(axpy_costs_one_vector_instruction) {
   CHECK_NEAR(v_cycles(axpy), 16.0 + 2 * 1024 * 4 / 256.0, 1e-6);  // one start, src + dst read
   CHECK_NEAR(v_cycles(axpy), v_cycles(add), 1e-6);
   CHECK(v_cycles(two) > v_cycles(axpy) + 16.0 - 1e-6);
+}
+
+}  // namespace
+
+namespace {
+
+// ASCENDC_CPU_TRACE=<path>: the first run's instructions as CSV, their modelled times in order.
+TEST(trace_lists_every_instruction_of_the_first_run) {
+  const std::string path = "ascendc_cpu_trace_test.csv";
+  setenv("ASCENDC_CPU_TRACE", path.c_str(), 1);
+  const auto r = Run(2, 4096, 1024, 2);  // per block 4 tiles: a DMA in, Adds, Muls, a DMA out
+  unsetenv("ASCENDC_CPU_TRACE");
+  std::ifstream in(path);
+  std::string line;
+  CHECK(std::getline(in, line));
+  CHECK_EQ(line, std::string("core,type,group,sub,pipe,api,file,line,start_us,end_us,done_us"));
+  int rows = 0, dma_in = 0;
+  double last_end = 0;
+  while (std::getline(in, line)) {
+    ++rows;
+    std::vector<std::string> f;
+    std::stringstream ss(line);
+    for (std::string cell; std::getline(ss, cell, ',');) f.push_back(cell);
+    CHECK_EQ(f.size(), 11u);
+    if (f[4] == "MTE2") ++dma_in;
+    const double start = std::stod(f[8]), end = std::stod(f[9]), done = std::stod(f[10]);
+    CHECK(start <= end && end <= done);
+    last_end = std::max(last_end, done);
+  }
+  std::remove(path.c_str());
+  CHECK_EQ(dma_in, 8);
+  CHECK(rows >= 8 * 4);
+  CHECK(last_end <= r.modelled_us + 1e-3 && last_end >= 0.9 * r.modelled_us);
 }
 
 }  // namespace
