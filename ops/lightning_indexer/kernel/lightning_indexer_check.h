@@ -71,12 +71,11 @@ namespace lightning_indexer {
 // their key lengths, then the block ids they use, and publishes its first error (or none). Then
 // SyncAll<true> (the AIVs): every AIV reads every slot by one DMA; AIV 0 of each group writes the
 // verdict into the group's verdict line (after the 2 * block_dim slots) and both AIVs set
-// kVerdictReady (mode 2). The AIC (no UB: a scalar GM read costs a data-cache miss each) waits for
-// that flag and reads the one line, so it too learns the verdict before it reads a key through a
-// block id.
+// kVerdictReady (mode 2). The AIC does not wait here: it starts its first key block meanwhile and
+// learns the verdict (CubeVerdict) before it publishes a block to the AIVs.
 class DataCheck {
  public:
-  // True when no AIV found an error; AIV 0 records the first one.
+  // AIV: true when no AIV found an error; AIV 0 records the first one. AIC: true (CubeVerdict).
   __aicore__ inline bool Run(GM_ADDR lengths_q, GM_ADDR lengths_k, GM_ADDR block_table, GM_ADDR workspace,
                              GM_ADDR error_record, const LightningIndexerTiling& t) {
     const int64_t checkers = 2 * static_cast<int64_t>(t.block_dim);  // MIX 1:2
@@ -126,10 +125,6 @@ class DataCheck {
       }
       AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(kVerdictReady);  // after AIV 0's line is written
       pipe.Destroy();  // its UB goes back to the op's pipes
-    }
-    if ASCEND_IS_AIC {  // no UB: one scalar read of the group's verdict line
-      AscendC::CrossCoreWaitFlag(kVerdictReady);
-      if (check::SlotCode(workspace, checkers + AscendC::GetBlockIdx()) != kLiOk) first = 0;
     }
     return first < 0;
   }
@@ -205,6 +200,35 @@ class DataCheck {
   AscendC::TBuf<AscendC::TPosition::VECCALC> buf_;
   AscendC::TPipe* pipe_ = nullptr;
   bool loaded_ = false;
+};
+
+// The AIC's side of the check phase. The AIC does not wait for the verdict before it reads keys:
+// while the AIVs check, it computes its first key block (reading only inside the tensors: Cube
+// checks every row and block id it reads against the tensor, whatever the lengths say) and waits
+// for the verdict only before it publishes that block. On an error it publishes nothing: the AIVs
+// never read a score and no output is written. With valid inputs those range checks never fire.
+// The AIC has no UB: one scalar read (a data-cache miss) of the group's verdict line.
+class CubeVerdict {
+ public:
+  __aicore__ inline void Init(GM_ADDR workspace, int64_t block_dim) {
+    workspace_ = workspace;
+    line_ = 2 * block_dim + AscendC::GetBlockIdx();
+  }
+  // Waits for the verdict the first time (every AIC consumes its group's kVerdictReady once).
+  __aicore__ inline bool Ok() {
+    if (!known_) {
+      AscendC::CrossCoreWaitFlag(kVerdictReady);
+      ok_ = check::SlotCode(workspace_, line_) == kLiOk;
+      known_ = true;
+    }
+    return ok_;
+  }
+
+ private:
+  GM_ADDR workspace_ = nullptr;
+  int64_t line_ = 0;
+  bool known_ = false;
+  bool ok_ = false;
 };
 
 }  // namespace lightning_indexer

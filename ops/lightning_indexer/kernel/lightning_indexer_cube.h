@@ -10,7 +10,10 @@
 // two splits of an item at once and alternates their blocks, one for each AIV. Key tiles are double buffered in L1 and L0B, L0C tiles when
 // two fit. No auto-sync exists on the AIC: every hand-off between its pipes is a queue event
 // (A1/B1 MTE2->MTE1, A2/B2 MTE1->M, CO1 M->FIX and back on free).
+// The first key block is computed while the AIVs still check the inputs; the verdict
+// (CubeVerdict, kernel/lightning_indexer_check.h) is awaited before that block is published.
 #pragma once
+#include "kernel/lightning_indexer_check.h"
 #include "kernel/lightning_indexer_handshake.h"
 #include "kernel/lightning_indexer_work.h"
 
@@ -20,8 +23,9 @@ template <typename T>
 class Cube {
  public:
   __aicore__ inline void Init(GM_ADDR query, GM_ADDR key, GM_ADDR lengths_q, GM_ADDR lengths_k, GM_ADDR block_table,
-                              GM_ADDR workspace, const LightningIndexerTiling& tiling) {
+                              GM_ADDR check_lines, GM_ADDR workspace, const LightningIndexerTiling& tiling) {
     t_ = tiling;
+    verdict_.Init(check_lines, t_.block_dim);
     const int64_t group = AscendC::GetBlockIdx();
     work_.Init(t_, lengths_q, lengths_k, group);
     table_.Init(block_table, t_.table_bytes);
@@ -44,8 +48,10 @@ class Cube {
     for (int64_t u = work_.Begin(); u < work_.End(); u += step) {
       const Item x = work_.GetUnit(u);
       const Item y = step == 2 ? work_.GetUnit(u + 1) : x;
-      if (x.k1 > x.k0) ProcessItem(x, y, step == 2);  // y (a later split) is empty when x is
+      // y (a later split) is empty when x is; false: the verdict is an error, nothing was published
+      if (x.k1 > x.k0 && !ProcessItem(x, y, step == 2)) break;
     }
+    verdict_.Ok();  // consumes the verdict also when this AIC had no block
     handshake_.Drain();
   }
 
@@ -56,11 +62,13 @@ class Cube {
 
  private:
   // Unit x, or (pair) units x and y, two splits of one item: the q tile once, then their blocks
-  // alternately (x's n-th, y's n-th, ...: AIV 0 takes x's, AIV 1 y's).
-  __aicore__ inline void ProcessItem(const Item& x, const Item& y, bool pair) {
+  // alternately (x's n-th, y's n-th, ...: AIV 0 takes x's, AIV 1 y's). False when the verdict is an
+  // error (learnt before the first block is published): the unit is abandoned.
+  __aicore__ inline bool ProcessItem(const Item& x, const Item& y, bool pair) {
     const int64_t n1 = t_.heads, d = t_.head_dim;
     const int64_t m = (x.real_end - x.r0) * n1, m_pad = RoundUp(m, kFractalRows);
-    const int64_t first_q = (x.q_begin + x.r0) * n1;  // first row of the q tile, in [*, D] rows
+    int64_t first_q = (x.q_begin + x.r0) * n1;  // first row of the q tile, in [*, D] rows
+    if (first_q < 0 || first_q >= q_total_ * n1) first_q = 0;  // bad lengths: see CubeVerdict
 
     LocalTensor<T> q_l1 = q_l1_.template AllocTensor<T>();
     LoadNz(q_l1, query_[first_q * d], m, m_pad, q_total_ * n1 - first_q);
@@ -117,7 +125,17 @@ class Cube {
       MmadTile(q_l0, c[static_cast<uint32_t>((off - c0) * m_pad)], Min(tile, nb - off), m, m_pad);
       if (off + tile >= c0 + chunk) {
         DrainChunk(c, chunk, m, m_pad, slot * t_.slot_floats + c0);
-        if (c0 + chunk >= nb) handshake_.Publish(slot);
+        if (c0 + chunk >= nb) {
+          if (!verdict_.Ok()) {
+            if (nh < handoffs) {  // the next tile was issued
+              LocalTensor<T> issued = k_l1_.template DeQue<T>();
+              k_l1_.FreeTensor(issued);
+            }
+            q_l0_.FreeTensor(q_l0);
+            return false;
+          }
+          handshake_.Publish(slot);
+        }
       }
       if (nh >= handoffs) break;
       h = nh;
@@ -127,6 +145,7 @@ class Cube {
       nb = next_nb;
     }
     q_l0_.FreeTensor(q_l0);
+    return true;
   }
 
   // Hand-off h of unit x alone, or of the pair x, y (y has by <= x's blocks): x's and y's blocks
@@ -147,7 +166,7 @@ class Cube {
     AscendC::DataCopy(dst, src, AscendC::Nd2NzParams(1, static_cast<uint16_t>(filled), d, 0, d,
                                                      static_cast<uint16_t>(n_pad), 1, 0));
     while (filled < n_pad) {
-      const int64_t c = Min(n_pad - filled, n);
+      const int64_t c = Min(n_pad - filled, Min(n, available));  // n <= available unless the lengths are bad
       AscendC::DataCopy(dst[static_cast<uint32_t>(filled * kFractalRows)], src,
                         AscendC::Nd2NzParams(1, static_cast<uint16_t>(c), d, 0, d, static_cast<uint16_t>(n_pad), 1, 0));
       filled += c;
@@ -171,13 +190,18 @@ class Cube {
   // Keys [j0, j0 + n) (n <= tile_keys) of unit x: GM -> L1 (NZ), queued in k_l1_.
   __aicore__ inline void IssueTile(const Item& x, int64_t j0, int64_t n) {
     const int64_t d = t_.head_dim, n_pad = RoundUp(n, kFractalRows);
+    // Before the verdict the lengths and block ids are unchecked: a row or block id outside the
+    // tensor (only possible with bad inputs, whose verdict is an error) reads row 0 instead.
     int64_t row, available;
     if (t_.layout_key == 2) {  // PA_BSND: a tile never crosses a cache block (tile_keys | block_size)
-      const int64_t block = table_.Get(x.batch * t_.max_blocks + j0 / t_.block_size);
+      const int64_t entry = j0 / t_.block_size;
+      int64_t block = entry >= 0 && entry < t_.max_blocks ? table_.Get(x.batch * t_.max_blocks + entry) : -1;
+      if (block < 0 || block >= key_total_ / t_.block_size) block = 0;
       row = block * t_.block_size + j0 % t_.block_size;
       available = t_.block_size - j0 % t_.block_size;
     } else {
       row = x.k_begin + j0;
+      if (row < 0 || row >= key_total_) row = 0;
       available = key_total_ - row;
     }
     LocalTensor<T> k_l1 = k_l1_.template AllocTensor<T>();
@@ -225,6 +249,7 @@ class Cube {
   IndexTensor table_;
   Work work_;
   CubeHandshake handshake_;
+  CubeVerdict verdict_;
   LightningIndexerTiling t_;
   int64_t q_total_ = 0;
   int64_t key_total_ = 0;

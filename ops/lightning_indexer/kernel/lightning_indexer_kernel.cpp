@@ -8,10 +8,11 @@
 // item's rows, weight and sum the heads, mask, sort and merge each block into their rows'
 // running top-k (kernel/lightning_indexer_vector.h); the hand-offs are cross-core flags with two
 // credits (kernel/lightning_indexer_handshake.h). Split items' partial lists are merged by the
-// AIVs after a SyncAll of the AIVs. All or nothing: before any of this, the AIVs check the lengths
-// and block ids, the AIVs meet at a SyncAll of the AIVs and each AIC waits for its AIVs' verdict
-// (kernel/lightning_indexer_check.h); on an error no core reads a key or writes an output, and
-// AIV 0 records the first error in the error record. Compiles with CANN's compiler on NPU (each core type's
+// AIVs after a SyncAll of the AIVs. All or nothing: first the AIVs check the lengths and block ids
+// and meet at a SyncAll of the AIVs (kernel/lightning_indexer_check.h); meanwhile each AIC computes
+// its first key block, reading only inside the tensors, and waits for its AIVs' verdict before it
+// publishes it. On an error no block is published, no output is written, and AIV 0 records the
+// first error in the error record. Compiles with CANN's compiler on NPU (each core type's
 // build drops the other side behind ASCEND_IS_AIC / ASCEND_IS_AIV) and with g++ against the
 // emulator.
 #include "kernel_operator.h"
@@ -27,13 +28,14 @@ __aicore__ inline void Run(GM_ADDR query, GM_ADDR key, GM_ADDR weights, GM_ADDR 
                            GM_ADDR block_table, GM_ADDR sparse_indices, GM_ADDR sparse_values, GM_ADDR workspace,
                            GM_ADDR error_record, const LightningIndexerTiling& tiling) {
   {
-    lightning_indexer::DataCheck check;
+    lightning_indexer::DataCheck check;  // the AIVs' check phase; the AIC learns the verdict in Cube
     if (!check.Run(lengths_q, lengths_k, block_table, workspace, error_record, tiling)) return;
   }
+  GM_ADDR check_lines = workspace;
   workspace += 3 * tiling.block_dim * lightning_indexer::check::kWords * sizeof(int64_t);  // past the check lines
   if ASCEND_IS_AIC {
     lightning_indexer::Cube<T> cube;
-    cube.Init(query, key, lengths_q, lengths_k, block_table, workspace, tiling);
+    cube.Init(query, key, lengths_q, lengths_k, block_table, check_lines, workspace, tiling);
     cube.Process();
   }
   if ASCEND_IS_AIV {
