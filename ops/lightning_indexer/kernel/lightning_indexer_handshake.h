@@ -44,22 +44,22 @@ class CubeHandshake {
   int32_t slots_ = 2;
 };
 
-// The AIV side: Await the n-th block's slot, Release it once read.
+// The AIV side: Await the n-th block's slot, Release it once read (after the AIV's last copy
+// out of it: the set is ordered behind the MTE2 copies issued before it). Slots are released in
+// the order they were awaited.
 class VectorHandshake {
  public:
   __aicore__ inline void Init(int32_t slots) { slots_ = slots; }
   __aicore__ inline int32_t Await() {
-    const int32_t slot = static_cast<int32_t>(used_ % slots_);
+    const int32_t slot = static_cast<int32_t>(awaited_ % slots_);
     AscendC::CrossCoreWaitFlag(kScoresReady + slot);
+    ++awaited_;
     return slot;
   }
-  __aicore__ inline void Release(int32_t slot) {
-    AscendC::CrossCoreSetFlag<2, PIPE_MTE2>(kSlotFree + slot);
-    ++used_;
-  }
+  __aicore__ inline void Release(int32_t slot) { AscendC::CrossCoreSetFlag<2, PIPE_MTE2>(kSlotFree + slot); }
 
  private:
-  int64_t used_ = 0;
+  int64_t awaited_ = 0;
   int32_t slots_ = 2;
 };
 

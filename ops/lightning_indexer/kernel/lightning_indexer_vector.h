@@ -10,6 +10,12 @@
 //   beats the current K-th score; Extract (<= 255 repeats per call) and copy out at the item's end
 //   (kernel/lightning_indexer_topk.h). Split items: each split's rows leave their partial lists in
 //   GM, merged after a SyncAll by kernel/lightning_indexer_merge.h.
+// Hand-offs: the AIV releases a slot right after issuing its last copy out of it (the release
+// is ordered behind that copy on MTE2), and once the vector work of a block's last head chunk is
+// issued it already awaits its next own block (releasing the other AIV's blocks in between, in
+// the AIC's publish order) and queues that block's first head chunk (the first row that sees a
+// key): the copy overlaps the current block's mask, Sort and merge (Pass, Prefetch). It never
+// holds more than one slot, so the credits of kernel/lightning_indexer_handshake.h suffice.
 // Ties: Sort and MrgSort keep equal scores in input order (lower position, lower list first);
 // block indices ascend and the running list (smaller indices) comes first, so ties go to the
 // smaller index. Every hand-off between pipes is explicit (queue events, SetFlag/WaitFlag with
@@ -113,16 +119,25 @@ class Vector {
     return o;
   }
 
-  // Unit x (split x.split of an item), AIV `sub_`'s share of the rows.
+  // The hand-offs the AIC publishes for a unit or (halves) a pair of units, in its order, and
+  // how far this AIV has awaited them.
+  struct Pass {
+    Item x, y;
+    int64_t by;       // y's blocks: 0 for a single unit
+    int64_t count;    // hand-offs
+    bool pair;        // AIV s scores unit s of the pair's blocks; else every block
+    Rows o;           // the own rows of the scored unit
+    int64_t awaited;  // hand-offs [0, awaited) are awaited
+    int32_t slot;     // the slot of hand-off awaited - 1
+    bool queued;      // its first row's first head chunk is in scores_ (prefetched)
+  };
+
+  // Unit x (split x.split of an item), AIV `sub_`'s share of the rows; both AIVs take every block.
   __aicore__ inline void ProcessUnit(const Item& x, int64_t u) {
-    const Rows o = OwnRows(x, sub_);
-    BeginUnit(x, o);
-    for (int64_t j0 = x.k0; j0 < x.k1; j0 += t_.block_keys) {  // both AIVs take every block
-      const int32_t slot = handshake_.Await();
-      ScoreBlock(x, o, j0, slot);
-      handshake_.Release(slot);
-    }
-    EndUnit(x, u, o);
+    Pass p{x, x, 0, Blocks(x), false, OwnRows(x, sub_), 0, 0, false};
+    BeginUnit(x, p.o);
+    ScorePass(p);
+    EndUnit(x, u, p.o);
   }
 
   // Halves: units u and u + 1 (splits 2p, 2p + 1 of one item; rows_per_group = 1). The AIC
@@ -131,22 +146,60 @@ class Vector {
   __aicore__ inline void ProcessPair(int64_t u) {
     const Item x = work_.GetUnit(u), y = work_.GetUnit(u + 1);
     const Item& mine = sub_ == 0 ? x : y;
-    const Rows o = OwnRows(mine, 0);
-    BeginUnit(mine, o);
-    const int64_t bx = Blocks(x), by = Blocks(y);
-    for (int64_t n = 0; n < bx || n < by; ++n) {
-      if (n < bx) {
-        const int32_t slot = handshake_.Await();
-        if (sub_ == 0) ScoreBlock(x, o, x.k0 + n * t_.block_keys, slot);
-        handshake_.Release(slot);
-      }
-      if (n < by) {
-        const int32_t slot = handshake_.Await();
-        if (sub_ == 1) ScoreBlock(y, o, y.k0 + n * t_.block_keys, slot);
+    const int64_t bx = Blocks(x), by = Blocks(y);  // by <= bx: y is the later split
+    Pass p{x, y, by, bx + by, true, OwnRows(mine, 0), 0, 0, false};
+    BeginUnit(mine, p.o);
+    ScorePass(p);
+    EndUnit(mine, u + sub_, p.o);
+  }
+
+  __aicore__ inline void ScorePass(Pass& p) {
+    for (int64_t h = NextMine(p, 0); h < p.count; h = NextMine(p, h + 1)) {
+      if (h >= p.awaited) AwaitThrough(p, h);  // else the last block's prefetch has awaited it
+      ScoreBlock(p, h);
+    }
+    if (p.awaited < p.count) AwaitThrough(p, p.count - 1);  // the other AIV's last blocks
+  }
+
+  // Hand-off h of the pass as a unit whose k0 is the block's first key (as Cube::Hand).
+  __aicore__ inline Item Hand(const Pass& p, int64_t h) const {
+    Item u = (h < 2 * p.by && h % 2 == 1) ? p.y : p.x;
+    u.k0 += (h < 2 * p.by ? h / 2 : h - p.by) * t_.block_keys;
+    return u;
+  }
+
+  // The first hand-off from h on whose block this AIV scores (p.count: none).
+  __aicore__ inline int64_t NextMine(const Pass& p, int64_t h) const {
+    while (h < p.count && p.pair && ((h < 2 * p.by && h % 2 == 1) ? 1 : 0) != sub_) ++h;
+    return h;
+  }
+
+  // Awaits the hand-offs up to h in order, releasing the other AIV's (all but a scored h) at once.
+  __aicore__ inline void AwaitThrough(Pass& p, int64_t h) {
+    for (; p.awaited <= h; ++p.awaited) {
+      const int32_t slot = handshake_.Await();
+      if (p.awaited == h && NextMine(p, h) == h) {
+        p.slot = slot;
+        p.queued = false;
+      } else {
         handshake_.Release(slot);
       }
     }
-    EndUnit(mine, u + sub_, o);
+  }
+
+  // Cross-block prefetch, once the current block's last head chunk is issued: await the next
+  // own block and queue its first head chunk, so the copy overlaps this block's mask, Sort and
+  // merge instead of delaying the next block's first Mul. The current slot is already released
+  // (after its last copy), so the AIV holds one slot at a time: any credit count suffices.
+  __aicore__ inline void Prefetch(Pass& p, int64_t h) {
+    const int64_t next = NextMine(p, h + 1);
+    if (next >= p.count) return;
+    AwaitThrough(p, next);
+    const Item x = Hand(p, next);
+    const int64_t r = FirstRow(x, p.o, x.k0);
+    if (r >= p.o.rows) return;
+    CopyHeads(SlotRows(p.slot, x, p.o, r), 0);
+    p.queued = true;
   }
 
   // Hand-offs of unit x (as Cube::Blocks).
@@ -162,14 +215,47 @@ class Vector {
     }
   }
 
-  // The block of keys [j0, min(j0 + block_keys, x.k1)) in `slot` into the own rows' lists.
-  __aicore__ inline void ScoreBlock(const Item& x, const Rows& o, int64_t j0, int32_t slot) {
-    const int64_t nb = Min(t_.block_keys, x.k1 - j0);
-    for (int64_t r = 0; r < o.rows; ++r) {
-      const int64_t visible = Min(Max(work_.Limit(x, o.mine0 + r) - j0, 0), nb);
+  // Keys of block j0 (in [j0, min(j0 + block_keys, x.k1))) own row r sees.
+  __aicore__ inline int64_t Visible(const Item& x, const Rows& o, int64_t r, int64_t j0) const {
+    return Min(Max(work_.Limit(x, o.mine0 + r) - j0, 0), Min(t_.block_keys, x.k1 - j0));
+  }
+
+  // The first own row that sees a key of block j0 (o.rows: none).
+  __aicore__ inline int64_t FirstRow(const Item& x, const Rows& o, int64_t j0) const {
+    int64_t r = 0;
+    while (r < o.rows && Visible(x, o, r, j0) == 0) ++r;
+    return r;
+  }
+
+  // The slot's rows [gr * N1, (gr + 1) * N1) of own row r: their offset in workspace_.
+  __aicore__ inline uint64_t SlotRows(int32_t slot, const Item& x, const Rows& o, int64_t r) const {
+    return static_cast<uint64_t>(slot) * t_.slot_floats +
+           static_cast<uint64_t>((o.mine0 + r - x.r0) * t_.heads) * t_.block_pad;
+  }
+
+  // Hand-off h (awaited, in p.slot) into the own rows' lists; releases the slot after its last
+  // copy and prefetches the next own block before the last row's mask.
+  __aicore__ inline void ScoreBlock(Pass& p, int64_t h) {
+    const Item x = Hand(p, h);
+    const int64_t j0 = x.k0;
+    const int32_t slot = p.slot;
+    const int64_t first = FirstRow(x, p.o, j0);
+    int64_t last = first - 1;
+    for (int64_t r = first; r < p.o.rows; ++r) {
+      if (Visible(x, p.o, r, j0) > 0) last = r;
+    }
+    if (last < first) {  // no own row sees the block
+      handshake_.Release(slot);
+      return;
+    }
+    for (int64_t r = first; r <= last; ++r) {
+      const int64_t visible = Visible(x, p.o, r, j0);
       if (visible == 0) continue;
       const int64_t cols = RoundUp(visible, kSortGroup);
-      BlockScores(slot, o.mine0 + r - x.r0, r, visible, cols);
+      SumHeads(SlotRows(slot, x, p.o, r), r, cols, p.queued, r == last ? slot : -1);
+      p.queued = false;
+      if (r == last) Prefetch(p, h);
+      MaskTail(visible, cols);
       SortBlock(j0, cols);
       MergeBlock(topk_buf_.Get<float>()[static_cast<uint32_t>(r * t_.k_pad * 2)], Min(cols, MergeTake()));
     }
@@ -230,20 +316,24 @@ class Vector {
     Sync<AscendC::HardEvent::S_V>();
   }
 
-  // acc[0, cols) = sum_h w[r, h] * slot[gr * N1 + h, 0 .. cols), -inf from `visible` on. Per chunk
-  // of heads (rows of bp floats in UB): one Mul per 64 columns over all its heads (a repeat per
-  // head, the head's weight block as src1), then the rows summed pairwise (the wider the vector
-  // instruction, the smaller the share of its fixed start).
-  __aicore__ inline void BlockScores(int32_t slot, int64_t gr, int64_t r, int64_t visible, int64_t cols) {
+  // acc[0, cols) = sum_h w[r, h] * scores[base + h * bp + (0 .. cols)]. Per chunk of heads (rows
+  // of bp floats in UB): one Mul per 64 columns over all its heads (a repeat per head, the head's
+  // weight block as src1), then the rows summed pairwise (the wider the vector instruction, the
+  // smaller the share of its fixed start). `queued`: the first chunk is already in scores_.
+  // release >= 0: the slot to release once the row's last copy is issued.
+  __aicore__ inline void SumHeads(uint64_t base, int64_t r, int64_t cols, bool queued, int32_t release) {
     const int32_t bp = t_.block_pad, n1 = static_cast<int32_t>(t_.heads), hc = t_.head_chunk;
     const int32_t c = static_cast<int32_t>(cols);
     const uint8_t row_blocks = static_cast<uint8_t>(bp / kBlockFloats);  // bp <= 512: <= 64 blocks
     LocalTensor<float> acc = acc_buf_.Get<float>();
-    const uint64_t base = static_cast<uint64_t>(slot) * t_.slot_floats + static_cast<uint64_t>(gr * n1) * bp;
-    CopyHeads(base, 0);
+    if (!queued) CopyHeads(base, 0);
     for (int32_t h0 = 0; h0 < n1; h0 += hc) {
       const int32_t heads = n1 - h0 < hc ? n1 - h0 : hc;
-      if (h0 + hc < n1) CopyHeads(base, h0 + hc);  // the next chunk's DMA overlaps this chunk's sum
+      if (h0 + hc < n1) {
+        CopyHeads(base, h0 + hc);  // the next chunk's DMA overlaps this chunk's sum
+      } else if (release >= 0) {
+        handshake_.Release(release);  // on MTE2: after the copies
+      }
       LocalTensor<float> s = scores_.DeQue<float>();
       const LocalTensor<float> w = w_blocks_buf_.Get<float>()[static_cast<uint32_t>((r * n1 + h0) * kBlockFloats)];
       const AscendC::BinaryRepeatParams per_head(1, 1, 0, row_blocks, row_blocks, 1);
@@ -267,19 +357,22 @@ class Vector {
       AscendC::PipeBarrier<PIPE_V>();
       scores_.FreeTensor(s);
     }
-    // keys past the row's causal limit / act_s2 (and the block's padding): -inf
-    if (visible < cols) {
-      const int64_t head_end = Min(RoundUp(visible, 8), cols);
-      if (head_end > visible) {
-        Sync<AscendC::HardEvent::V_S>();
-        for (int64_t j = visible; j < head_end; ++j) acc.SetValue(static_cast<uint32_t>(j), -__builtin_huge_valf());
-        Sync<AscendC::HardEvent::S_V>();
-      }
-      if (head_end < cols) {
-        AscendC::Duplicate(acc[static_cast<uint32_t>(head_end)], -__builtin_huge_valf(),
-                           static_cast<int32_t>(cols - head_end));
-        AscendC::PipeBarrier<PIPE_V>();
-      }
+  }
+
+  // acc[visible, cols): keys past the row's causal limit / act_s2 (and the block's padding) -> -inf.
+  __aicore__ inline void MaskTail(int64_t visible, int64_t cols) {
+    if (visible >= cols) return;
+    LocalTensor<float> acc = acc_buf_.Get<float>();
+    const int64_t head_end = Min(RoundUp(visible, 8), cols);
+    if (head_end > visible) {
+      Sync<AscendC::HardEvent::V_S>();
+      for (int64_t j = visible; j < head_end; ++j) acc.SetValue(static_cast<uint32_t>(j), -__builtin_huge_valf());
+      Sync<AscendC::HardEvent::S_V>();
+    }
+    if (head_end < cols) {
+      AscendC::Duplicate(acc[static_cast<uint32_t>(head_end)], -__builtin_huge_valf(),
+                         static_cast<int32_t>(cols - head_end));
+      AscendC::PipeBarrier<PIPE_V>();
     }
   }
 
