@@ -94,6 +94,7 @@ struct QueueRec {
   int enq_event = -1;   // HardEvent of EnQue/DeQue (-1: none), e.g. MTE2_V for VECIN
   int free_event = -1;  // HardEvent of FreeTensor/AllocTensor, e.g. V_MTE2 for VECIN
   std::vector<int32_t> buffers;
+  size_t cursor = 0;   // AllocTensor tries buffers round robin from here, as AscendC's TQueBind does
   std::deque<int32_t> fifo;
   SrcLoc site{"", 0};  // InitBuffer
 };

@@ -222,7 +222,11 @@ TensorDesc QueueAlloc(int32_t qid, SrcLoc loc) {
   BlockState& b = Block(loc);
   CloseImplicit(b);
   QueueRec& q = Queue(b, qid, "AllocTensor", loc);
-  for (int32_t id : q.buffers) {
+  // Round robin: AscendC's TQueBind::AllocTensor advances its buffer cursor on every try, so a
+  // queue of two buffers alternates them (double buffering) instead of reusing the first free one.
+  for (size_t tries = 0; tries < q.buffers.size(); ++tries) {
+    const int32_t id = q.buffers[q.cursor];
+    q.cursor = (q.cursor + 1) % q.buffers.size();
     BufferRec& buf = b.buffers[static_cast<size_t>(id)];
     if (buf.state != BufState::kFree) continue;
     if (buf.free_id >= 0) {  // WaitFlag<freeBufEvt>: the consumer is done with the buffer
