@@ -55,11 +55,6 @@ class Cube {
     handshake_.Drain();
   }
 
-  // Hand-offs of unit x: its key blocks.
-  __aicore__ inline int64_t Blocks(const Item& x) const {
-    return x.k1 > x.k0 ? (x.k1 - x.k0 + t_.block_keys - 1) / t_.block_keys : 0;
-  }
-
  private:
   // Unit x, or (pair) units x and y, two splits of one item: the q tile once, then their blocks
   // alternately (x's n-th, y's n-th, ...: AIV 0 takes x's, AIV 1 y's). False when the verdict is an
@@ -94,10 +89,10 @@ class Cube {
     // The key tiles of the hand-offs in order, each tile's GM -> L1 load issued before the last
     // one's LoadData / Mmad wait for theirs: the DMA latency of one overlaps the other's transfer
     // and the cube work (k_l1 holds two tiles).
-    const int64_t bx = Blocks(x), by = pair ? Blocks(y) : 0, handoffs = bx + by;
+    const int64_t bx = work_.Blocks(x), by = pair ? work_.Blocks(y) : 0, handoffs = bx + by;
     const int64_t tile = t_.tile_keys, fix = t_.fix_keys;
     int64_t h = 0, off = 0;
-    Item cur = Hand(x, y, by, h);
+    Item cur = work_.Hand(x, y, by, h);
     int64_t j0 = cur.k0, nb = Min(t_.block_keys, cur.k1 - j0);
     IssueTile(cur, j0, Min(tile, nb));
     int32_t slot = 0;
@@ -112,7 +107,7 @@ class Cube {
       int64_t next_j0 = j0, next_nb = nb;
       if (nh < handoffs) {
         if (nh != h) {
-          next = Hand(x, y, by, nh);
+          next = work_.Hand(x, y, by, nh);
           next_j0 = next.k0;
           next_nb = Min(t_.block_keys, next.k1 - next_j0);
         }
@@ -146,15 +141,6 @@ class Cube {
     }
     q_l0_.FreeTensor(q_l0);
     return true;
-  }
-
-  // Hand-off h of unit x alone, or of the pair x, y (y has by <= x's blocks): x's and y's blocks
-  // alternately, then x's last ones. The returned unit's k0 is the hand-off's first key.
-  __aicore__ inline Item Hand(const Item& x, const Item& y, int64_t by, int64_t h) const {
-    Item u = (h < 2 * by && h % 2 == 1) ? y : x;
-    const int64_t n = h < 2 * by ? h / 2 : h - by;
-    u.k0 += n * t_.block_keys;
-    return u;
   }
 
   // rows [n, D] of src into an L1 NZ tile of n_pad (multiple of 16) rows; rows past n are copies

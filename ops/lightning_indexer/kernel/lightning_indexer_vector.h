@@ -134,7 +134,7 @@ class Vector {
 
   // Unit x (split x.split of an item), AIV `sub_`'s share of the rows; both AIVs take every block.
   __aicore__ inline void ProcessUnit(const Item& x, int64_t u) {
-    Pass p{x, x, 0, Blocks(x), false, OwnRows(x, sub_), 0, 0, false};
+    Pass p{x, x, 0, work_.Blocks(x), false, OwnRows(x, sub_), 0, 0, false};
     BeginUnit(x, p.o);
     ScorePass(p);
     EndUnit(x, u, p.o);
@@ -146,7 +146,7 @@ class Vector {
   __aicore__ inline void ProcessPair(int64_t u) {
     const Item x = work_.GetUnit(u), y = work_.GetUnit(u + 1);
     const Item& mine = sub_ == 0 ? x : y;
-    const int64_t bx = Blocks(x), by = Blocks(y);  // by <= bx: y is the later split
+    const int64_t bx = work_.Blocks(x), by = work_.Blocks(y);  // by <= bx: y is the later split
     Pass p{x, y, by, bx + by, true, OwnRows(mine, 0), 0, 0, false};
     BeginUnit(mine, p.o);
     ScorePass(p);
@@ -161,16 +161,11 @@ class Vector {
     if (p.awaited < p.count) AwaitThrough(p, p.count - 1);  // the other AIV's last blocks
   }
 
-  // Hand-off h of the pass as a unit whose k0 is the block's first key (as Cube::Hand).
-  __aicore__ inline Item Hand(const Pass& p, int64_t h) const {
-    Item u = (h < 2 * p.by && h % 2 == 1) ? p.y : p.x;
-    u.k0 += (h < 2 * p.by ? h / 2 : h - p.by) * t_.block_keys;
-    return u;
-  }
+  __aicore__ inline Item Hand(const Pass& p, int64_t h) const { return work_.Hand(p.x, p.y, p.by, h); }
 
   // The first hand-off from h on whose block this AIV scores (p.count: none).
   __aicore__ inline int64_t NextMine(const Pass& p, int64_t h) const {
-    while (h < p.count && p.pair && ((h < 2 * p.by && h % 2 == 1) ? 1 : 0) != sub_) ++h;
+    while (h < p.count && p.pair && (Work::HandOfY(p.by, h) ? 1 : 0) != sub_) ++h;
     return h;
   }
 
@@ -200,11 +195,6 @@ class Vector {
     if (r >= p.o.rows) return;
     CopyHeads(SlotRows(p.slot, x, p.o, r), 0);
     p.queued = true;
-  }
-
-  // Hand-offs of unit x (as Cube::Blocks).
-  __aicore__ inline int64_t Blocks(const Item& x) const {
-    return x.k1 > x.k0 ? (x.k1 - x.k0 + t_.block_keys - 1) / t_.block_keys : 0;
   }
 
   __aicore__ inline void BeginUnit(const Item& x, const Rows& o) {

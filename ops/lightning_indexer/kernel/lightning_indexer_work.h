@@ -95,6 +95,21 @@ class Work {
     return x;
   }
 
+  // Hand-offs of unit x: its key blocks.
+  __aicore__ inline int64_t Blocks(const Item& x) const {
+    return x.k1 > x.k0 ? (x.k1 - x.k0 + t_->block_keys - 1) / t_->block_keys : 0;
+  }
+
+  // The AIC's hand-off order for unit x alone (by = 0), or for the pair x, y (two splits of one
+  // item, y's by blocks <= x's): x's and y's blocks alternately, then x's last ones. Hand-off h
+  // as its unit with k0 = the block's first key; HandOfY: whether it is one of y's.
+  __aicore__ static inline bool HandOfY(int64_t by, int64_t h) { return h < 2 * by && h % 2 == 1; }
+  __aicore__ inline Item Hand(const Item& x, const Item& y, int64_t by, int64_t h) const {
+    Item u = HandOfY(by, h) ? y : x;
+    u.k0 += (h < 2 * by ? h / 2 : h - by) * t_->block_keys;
+    return u;
+  }
+
   // L: the keys of every split of item x but the last.
   __aicore__ inline int64_t SplitKeys(const Item& x) const {
     return RoundUp((x.extent + t_->splits - 1) / t_->splits, t_->block_keys);
