@@ -155,10 +155,11 @@ int64_t best_splits(int64_t items, int64_t key_blocks, int64_t aics, int64_t max
   return splits;
 }
 
-// Mirrors SplitMerge's InitBuffer calls (kernel/lightning_indexer_merge.h): the running list, the
-// merge target (the running list and one input buffer) and two input buffers of merge_pairs.
+// Mirrors SplitMerge's InitBuffer calls (kernel/lightning_indexer_merge.h): the running list and
+// the merge target, in turn (each the running list and one input buffer), and two input buffers of
+// merge_pairs.
 int64_t merge_ub_bytes(int64_t k_pad, int64_t merge_pairs) {
-  return ub_buffer(k_pad * 8) + ub_buffer((k_pad + merge_pairs) * 8) + 2 * ub_buffer(merge_pairs * 8);
+  return 2 * ub_buffer((k_pad + merge_pairs) * 8) + 2 * ub_buffer(merge_pairs * 8);
 }
 
 // The largest merge_pairs (a multiple of 32) whose buffers fit the UB, at most one MrgSort's worth
@@ -166,7 +167,7 @@ int64_t merge_ub_bytes(int64_t k_pad, int64_t merge_pairs) {
 int64_t merge_pairs_for(int64_t k_pad, int64_t ub_bytes) {
   const int64_t running_lists = (k_pad + kMaxMergeList - 1) / kMaxMergeList;
   const int64_t most = (4 - running_lists) * kMaxMergeList / kSortGroup * kSortGroup;
-  int64_t pairs = std::min(most, (ub_bytes - 16 * k_pad) / 24 / kSortGroup * kSortGroup);
+  int64_t pairs = std::min(most, (ub_bytes - 16 * k_pad) / 32 / kSortGroup * kSortGroup);
   while (pairs > 0 && merge_ub_bytes(k_pad, pairs) > ub_bytes) pairs -= kSortGroup;
   return pairs;
 }

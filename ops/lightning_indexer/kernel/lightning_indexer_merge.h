@@ -2,7 +2,8 @@
 // partial top-k lists in the workspace, [units, rows_per_group, k_pad, 2]): after SyncAll of the
 // AIVs, every AIV merges its share of the rows' lists and writes the rows' outputs.
 // It runs on a TPipe of its own, built after the vector side's is destroyed: the row's running
-// list, the merge target and a depth-2 VECIN queue of merge_pairs pairs, so the DMA of the next
+// list in two buffers that take turns as MrgSort's source and target (no copy back after each
+// merge), and a depth-2 VECIN queue of merge_pairs pairs, so the DMA of the next
 // lists overlaps the MrgSort of these. The fixed DMA latency is paid per buffer load, not per list:
 // one strided DMA brings as many whole lists as a buffer holds (MrgSort then takes the running
 // list and up to 4 - TopkLists(k_pad) of them at once); a list longer than a MrgSort input comes in
@@ -50,8 +51,8 @@ class SplitMerge {
     work_ = &work;
     partials_ = partials;
     const uint32_t kp = static_cast<uint32_t>(t.k_pad), mp = static_cast<uint32_t>(t.merge_pairs);
-    pipe_.InitBuffer(topk_buf_, kp * 8);
-    pipe_.InitBuffer(merged_buf_, (kp + mp) * 8);
+    pipe_.InitBuffer(list_buf_[0], (kp + mp) * 8);
+    pipe_.InitBuffer(list_buf_[1], (kp + mp) * 8);
     pipe_.InitBuffer(runs_, 2, mp * 8);
     out_.Init(sparse_indices, sparse_values, q_total, t, &pipe_);
     runs_per_merge_ = 4 - TopkLists(t.k_pad);
@@ -68,7 +69,8 @@ class SplitMerge {
         const int64_t limit = work_->Limit(x, r);
         if (limit == 0 || (task++ % cores) != me) continue;
         MergeRow(Lists(x, item, r, limit));
-        out_.Write(topk_buf_.Get<float>(), merged_buf_.Get<float>(), x.q_begin + r, Min(t_->sparse_count, limit));
+        out_.Write(list_buf_[cur_].Get<float>(), list_buf_[1 - cur_].Get<float>(), x.q_begin + r,
+                   Min(t_->sparse_count, limit));
       }
     }
   }
@@ -134,7 +136,7 @@ class SplitMerge {
     AscendC::WaitFlag<kEvent>(id);
   }
 
-  // topk <- the row's top-k: from the lists' prefixes when they hold it, else from the whole lists.
+  // list_buf_[cur_] <- the row's top-k: from the lists' prefixes when they hold it, else from the whole lists.
   __aicore__ inline void MergeRow(const RowLists& l) {
     const int64_t share = (t_->sparse_count + l.count - 1) / l.count;
     const int64_t prefix = RoundUp(2 * share, kSortGroup) + kSortGroup;
@@ -146,13 +148,12 @@ class SplitMerge {
     MergeLists(l, false);
   }
 
-  // topk <- the best k_pad of the lists' first l.pairs pairs; each span's DMA is issued before the
+  // list_buf_[cur_] <- the best k_pad of the lists' first l.pairs pairs; each span's DMA is issued before the
   // last one is merged. With `check`: returns whether that is the best k_pad of the whole lists
   // (every list's last pair taken scores below the K-th best), else true.
   __aicore__ inline bool MergeLists(const RowLists& l, bool check) {
-    LocalTensor<float> topk = topk_buf_.Get<float>();
-    LocalTensor<float> merged = merged_buf_.Get<float>();
-    AscendC::Duplicate(topk, -__builtin_huge_valf(), static_cast<int32_t>(t_->k_pad * 2));
+    cur_ = 0;
+    AscendC::Duplicate(list_buf_[0].Get<float>(), -__builtin_huge_valf(), static_cast<int32_t>(t_->k_pad * 2));
     AscendC::PipeBarrier<PIPE_V>();
     float last_best = -__builtin_huge_valf();  // the best score of a list's last pair taken
     const int64_t spans = Spans(l);
@@ -177,7 +178,8 @@ class SplitMerge {
         runs[n] = in[static_cast<uint32_t>(at * 2)];
         counts[n++] = static_cast<uint16_t>(Min(s.piece_pairs, total - at));
         if (n == runs_per_merge_ || at + s.piece_pairs >= total) {
-          MergeRuns(topk, t_->k_pad, merged, runs, counts, n);
+          MergeRunsTo(list_buf_[1 - cur_].Get<float>(), list_buf_[cur_].Get<float>(), t_->k_pad, runs, counts, n);
+          cur_ = 1 - cur_;
           n = 0;
         }
       }
@@ -185,15 +187,16 @@ class SplitMerge {
     }
     if (!check) return true;
     Sync<AscendC::HardEvent::V_S>();
-    const float kth = topk.GetValue(static_cast<uint32_t>((t_->sparse_count - 1) * 2));
-    Sync<AscendC::HardEvent::S_V>();  // topk may be rewritten next
+    const float kth = list_buf_[cur_].Get<float>().GetValue(static_cast<uint32_t>((t_->sparse_count - 1) * 2));
+    Sync<AscendC::HardEvent::S_V>();  // the list may be rewritten next
     return last_best < kth;
   }
 
   const LightningIndexerTiling* t_ = nullptr;
   const Work* work_ = nullptr;
   AscendC::TPipe pipe_;
-  AscendC::TBuf<AscendC::TPosition::VECCALC> topk_buf_, merged_buf_;
+  AscendC::TBuf<AscendC::TPosition::VECCALC> list_buf_[2];  // the running list and the merge target, in turn
+  int32_t cur_ = 0;                                          // which holds the running list
   AscendC::TQue<AscendC::TPosition::VECIN, 2> runs_;
   GlobalTensor<float> partials_;
   RowOut out_;

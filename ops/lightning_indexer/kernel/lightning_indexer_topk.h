@@ -1,5 +1,6 @@
 // A row's running top-k on the AIV: k_pad (score, index) pairs in UB, sorted by score. MergeRuns
-// merges sorted runs into it with one MrgSort; RowOut writes it (or an empty row) to the outputs.
+// merges sorted runs into it with one MrgSort (MergeRunsTo: into a second list, no copy back);
+// RowOut writes it (or an empty row) to the outputs.
 // Ties: MrgSort keeps equal scores in list order (lower list first), the running list is the
 // first list and the runs follow in the caller's order, so a caller that passes runs of larger
 // indices after smaller ones sends ties to the smaller index.
@@ -16,11 +17,12 @@ __aicore__ inline int32_t TopkLists(int64_t k_pad) {
   return static_cast<int32_t>((k_pad + kMaxMergeList - 1) / kMaxMergeList);
 }
 
-// topk (k_pad pairs) <- the best k_pad of topk and runs[0 .. n_runs) (counts[i] pairs each),
-// through `merged` (k_pad + the runs' pairs). n_runs <= 4 - TopkLists(k_pad). Each chunk of the
-// running list is sorted and the chunks are in order, so the merge keeps the list's order.
-__aicore__ inline void MergeRuns(const LocalTensor<float>& topk, int64_t k_pad, const LocalTensor<float>& merged,
-                                 const LocalTensor<float>* runs, const uint16_t* counts, int32_t n_runs) {
+// merged <- topk (k_pad pairs) and runs[0 .. n_runs) (counts[i] pairs each) in one sorted list
+// (k_pad + the runs' pairs); its first k_pad pairs are their best k_pad. n_runs <= 4 -
+// TopkLists(k_pad). Each chunk of the running list is sorted and the chunks are in order, so the
+// merge keeps the list's order.
+__aicore__ inline void MergeRunsTo(const LocalTensor<float>& merged, const LocalTensor<float>& topk, int64_t k_pad,
+                                   const LocalTensor<float>* runs, const uint16_t* counts, int32_t n_runs) {
   const int32_t kp = static_cast<int32_t>(k_pad);
   uint16_t list_counts[4] = {0, 0, 0, 0};
   LocalTensor<float> lists[4];
@@ -38,7 +40,14 @@ __aicore__ inline void MergeRuns(const LocalTensor<float>& topk, int64_t k_pad, 
   AscendC::MrgSort<float>(merged, AscendC::MrgSortSrcList<float>(lists[0], lists[1], lists[2], lists[3]),
                           list_counts, sorted_num, valid, 1);
   AscendC::PipeBarrier<PIPE_V>();
-  AscendC::DataCopy(topk, merged, static_cast<uint32_t>(kp * 2));
+}
+
+// topk (k_pad pairs) <- the best k_pad of topk and the runs, through `merged` (k_pad + the runs'
+// pairs), copied back.
+__aicore__ inline void MergeRuns(const LocalTensor<float>& topk, int64_t k_pad, const LocalTensor<float>& merged,
+                                 const LocalTensor<float>* runs, const uint16_t* counts, int32_t n_runs) {
+  MergeRunsTo(merged, topk, k_pad, runs, counts, n_runs);
+  AscendC::DataCopy(topk, merged, static_cast<uint32_t>(k_pad * 2));
   AscendC::PipeBarrier<PIPE_V>();
 }
 
