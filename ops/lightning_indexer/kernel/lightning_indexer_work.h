@@ -118,7 +118,7 @@ class Work {
   __aicore__ inline Item Get(int64_t item) const {
     const LightningIndexerTiling& t = *t_;
     Item x{};
-    const int64_t b = item / t.groups_per_batch;
+    const int64_t b = t.flat ? BatchOfRow(item) : item / t.groups_per_batch;
     x.batch = b;
     int64_t slab = 0;
     if (t.layout_query == 1) {  // TND: cumulative ends; batch B is the padding past the last end
@@ -145,12 +145,28 @@ class Work {
         x.act_s2 = lengths_k_.Get(b);
       }
     }
-    x.r0 = (item % t.groups_per_batch) * t.rows_per_group;
+    x.r0 = t.flat ? item - x.q_begin : (item % t.groups_per_batch) * t.rows_per_group;
     x.slab_end = Min(x.r0 + t.rows_per_group, slab);
     x.real_end = Min(x.slab_end, x.act_s1);
     x.extent = x.real_end > x.r0 ? Limit(x, x.real_end - 1) : 0;
     x.k1 = x.extent;
     return x;
+  }
+
+  // Flat items (TND): the batch of flat query row i, the first b with i < its query end (B: a
+  // padding row past the last end). The ends are checked as non-decreasing before anything is
+  // written; unchecked, the search still ends and the row stays i.
+  __aicore__ inline int64_t BatchOfRow(int64_t i) const {
+    int64_t lo = 0, hi = t_->batch;
+    while (lo < hi) {
+      const int64_t mid = (lo + hi) / 2;
+      if (lengths_q_.Get(mid) > i) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    return lo;
   }
 
   // Keys visible to row r of the batch: [0, limit).
