@@ -198,6 +198,9 @@ TIMING_MODEL = ROOT / "common" / "ascendc_cpu" / "include" / "ascendc_cpu" / "ti
 MODEL_SOC, MODEL_AICS = "Ascend910B2", 24
 MODEL_DECODE = [(b, 1, s2) for b in (1, 8, 32) for s2 in (8192, 32768, 131072)]  # (B, S1, S2)
 MODEL_PREFILL = [(1, 128, 8192)]
+# As vllm-ascend calls it at decode: TND query (the batch's tokens flat, with their ends), one or
+# two (MTP) tokens per request.
+MODEL_ENGINE = [(8, 1, 8192, "TND"), (8, 2, 8192, "TND")]
 
 
 def timing_constants() -> dict:
@@ -207,18 +210,23 @@ def timing_constants() -> dict:
             for name in ("kClockGHz", "kHbmBytesPerSecond", "kCubeMacsPerCycle")}
 
 
-def model_case(b: int, s1: int, s2: int, seed: int = 0) -> dict:
-    """NumPy arguments of core.run_emu: bfloat16 as uint16 bits, PA_BSND, shuffled blocks."""
+def model_case(b: int, s1: int, s2: int, seed: int = 0, layout_query: str = "BSND") -> dict:
+    """NumPy arguments of core.run_emu: bfloat16 as uint16 bits, PA_BSND, shuffled blocks; a TND
+    query holds the same rows flat, with their ends."""
     rng = np.random.default_rng(seed)
     blocks = b * s2 // BLOCK_SIZE
 
     def bf16(shape):
         return (rng.standard_normal(shape, dtype=np.float32).view(np.uint32) >> 16).astype(np.uint16)
 
-    return dict(query=bf16((b, s1, N1, D)), key=bf16((blocks, BLOCK_SIZE, 1, D)), weights=bf16((b, s1, N1)),
+    case = dict(query=bf16((b, s1, N1, D)), key=bf16((blocks, BLOCK_SIZE, 1, D)), weights=bf16((b, s1, N1)),
                 actual_seq_lengths_key=np.full((b,), s2, np.int32),
                 block_table=rng.permutation(blocks).reshape(b, -1).astype(np.int32),
                 layout_query="BSND", layout_key="PA_BSND", sparse_count=K, dtype="bfloat16")
+    if layout_query == "TND":
+        case.update(query=case["query"].reshape(b * s1, N1, D), weights=case["weights"].reshape(b * s1, N1),
+                    actual_seq_lengths_query=np.arange(1, b + 1, dtype=np.int32) * s1, layout_query="TND")
+    return case
 
 
 def bound_us(b: int, s1: int, s2: int, c: dict) -> tuple:
@@ -228,10 +236,11 @@ def bound_us(b: int, s1: int, s2: int, c: dict) -> tuple:
     return (hbm, "keys/HBM") if hbm >= cube else (cube, "cube")
 
 
-def emulate(core, b: int, s1: int, s2: int) -> tuple:
+def emulate(core, b: int, s1: int, s2: int, layout_query: str = "BSND") -> tuple:
     """(report, wall seconds) of one emulated launch."""
     t0 = time.perf_counter()
-    _, _, r = core.run_emu(**model_case(b, s1, s2), sparse_mode=3, order="in_order", soc=MODEL_SOC)
+    _, _, r = core.run_emu(**model_case(b, s1, s2, layout_query=layout_query), sparse_mode=3, order="in_order",
+                           soc=MODEL_SOC)
     return r, time.perf_counter() - t0
 
 
@@ -243,19 +252,20 @@ def modelled(max_keys: int, shapes) -> list:
     c = timing_constants()
     done = {}  # (B, S1) -> {S2: report}
     rows = []
-    for b, s1, s2 in shapes:
+    for b, s1, s2, *layout in shapes:
+        lq = layout[0] if layout else "BSND"
         bound, what = bound_us(b, s1, s2, c)
-        label = f"{'decode' if s1 == 1 else 'prefill'} B={b} S1={s1} S2={s2 // 1024}k"
-        runs = done.setdefault((b, s1), {})
+        label = f"{'decode' if s1 <= 2 else 'prefill'}{' TND' if lq == 'TND' else ''} B={b} S1={s1} S2={s2 // 1024}k"
+        runs = done.setdefault((b, s1, lq), {})
         if b * s2 <= max_keys:
-            r, wall = emulate(core, b, s1, s2)
+            r, wall = emulate(core, b, s1, s2, lq)
             runs[s2] = r
             how, us, gm, label_bound = f"emulated ({wall:.0f} s)", r["modelled_us"], r["gm_bound_us"], r["bound"]
             busy = r["pipe_busy_max_us"]
         elif runs:
             if len(runs) == 1:
                 (s_only,) = runs
-                runs[s_only // 2] = emulate(core, b, s1, s_only // 2)[0]
+                runs[s_only // 2] = emulate(core, b, s1, s_only // 2, lq)[0]
             (sa, ra), (sb, rb) = sorted(runs.items())[-2:]
 
             def line(key: str) -> float:
@@ -275,7 +285,7 @@ def modelled(max_keys: int, shapes) -> list:
 
 
 def print_modelled(max_keys: int, quick: bool) -> None:
-    shapes = MODEL_DECODE[:1] if quick else MODEL_DECODE + MODEL_PREFILL
+    shapes = MODEL_DECODE[:1] if quick else MODEL_DECODE + MODEL_ENGINE + MODEL_PREFILL
     rows = modelled(max_keys, shapes)
     print()
     print(f"Modelled NPU time of the AscendC kernel ({MODEL_SOC} preset, emulator timing model; "
