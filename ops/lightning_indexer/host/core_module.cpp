@@ -148,7 +148,6 @@ PYBIND11_MODULE(_core, m) {
         out["k_pad"] = t.k_pad;
         out["groups_per_batch"] = t.groups_per_batch;
         out["items"] = t.items;
-        out["flat"] = t.flat;
         out["splits"] = t.splits;
         out["halves"] = t.halves;
         out["slots"] = t.slots;

@@ -205,11 +205,10 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
   const int64_t elem = static_cast<int64_t>(aop_dtype_size(a.query.dtype));
   const int64_t weight_bytes = static_cast<int64_t>(aop_dtype_size(a.weights.dtype));
   const int64_t D = d.head_dim, N1 = d.heads_q;
-  // TND decode (at most two query rows per batch on average: MTP) works on single flat rows: a
-  // group of a batch slab would be sized for the longest slab the host cannot see (T1 rows),
-  // leaving most of the q tile and AIV 1 idle.
-  const bool flat = a.layout_query == Layout::kTND && d.q_rows <= 2 * d.batch;
-  const int64_t rows_wanted = flat ? 1 : std::max<int64_t>(1, d.q_rows);
+  // TND decode (at most two query rows per batch on average: MTP) works on single rows: larger
+  // groups would mostly hold one real row, leaving most of the q tile and AIV 1 idle.
+  const bool tnd = a.layout_query == Layout::kTND;
+  const int64_t rows_wanted = tnd && d.q_rows <= 2 * d.batch ? 1 : std::max<int64_t>(1, d.q_rows);
   // The largest key tile that fits; then as many rows per group as the cube memories and one
   // AIV's UB (with the smallest block and one head per copy) allow; then the largest block and
   // head chunk the UB still holds.
@@ -267,10 +266,11 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
                                           std::to_string(N1) + ", D = " + std::to_string(D) + ", sparse_count = " +
                                           std::to_string(a.sparse_count));
   }
-  t.flat = flat ? 1 : 0;
-  t.groups_per_batch = flat ? 1 : static_cast<int32_t>((d.q_rows + t.rows_per_group - 1) / t.rows_per_group);
-  const int64_t slabs = d.batch + (a.layout_query == Layout::kTND ? 1 : 0);  // TND: + rows past the last end
-  const int64_t items = flat ? d.q_rows : slabs * t.groups_per_batch;
+  // Work items (kernel/lightning_indexer_work.h): BSND, each batch's row groups; TND, the row
+  // groups of the flat rows in order (a batch's last group may be partial: + B items at most).
+  const int64_t groups = (d.q_rows + t.rows_per_group - 1) / t.rows_per_group;
+  t.groups_per_batch = tnd ? 0 : static_cast<int32_t>(groups);
+  const int64_t items = !tnd ? d.batch * groups : t.rows_per_group == 1 ? d.q_rows : groups + d.batch;
   t.items = static_cast<int32_t>(items);
   // MIX 1:2: one group per AIC (block_dim may not exceed the AIC count), two AIVs each. Each
   // item's keys may be split so the AICs share the work evenly (decode: fewer items than AICs;

@@ -32,10 +32,9 @@ struct LightningIndexerTiling {
   int32_t c_buffers;         // L0C tiles of fix_keys (2: double buffered, 1 when two do not fit)
   int32_t block_pad;         // block_keys rounded up to 32 (sort granularity): the slot's row stride
   int32_t head_chunk;        // heads of one workspace -> UB copy on the AIV
-  int32_t groups_per_batch;  // row groups per batch slab: ceil(S1 / rows) or ceil(T1 / rows) (TND); 1 when flat
-  int32_t items;             // work items: (batches [+1 for TND padding rows]) * groups_per_batch, or T1 (flat)
-  int32_t flat;              // 1: TND decode (T1 <= 2B): item i is flat query row i (rows_per_group = 1),
-                             // its batch found from the query ends; 0: items are row groups of batch slabs
+  int32_t groups_per_batch;  // BSND query: row groups per batch, ceil(S1 / rows); TND: 0
+  int32_t items;             // work items: B * groups_per_batch (BSND); TND: the flat rows' groups,
+                             // T1 for one row per group, else ceil(T1 / rows) + B (Work::FirstItem)
   int32_t splits;            // key splits per item (> 1 when there are fewer items than AICs: decode)
   int32_t units;             // items * splits: what the AICs share out
   int32_t block_dim;         // AIC count launched (MIX 1:2: 2 * block_dim AIVs); <= the platform's AICs

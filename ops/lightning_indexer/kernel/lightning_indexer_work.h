@@ -118,7 +118,7 @@ class Work {
   __aicore__ inline Item Get(int64_t item) const {
     const LightningIndexerTiling& t = *t_;
     Item x{};
-    const int64_t b = t.flat ? BatchOfRow(item) : item / t.groups_per_batch;
+    const int64_t b = t.layout_query == 1 ? BatchOfItem(item) : item / t.groups_per_batch;
     x.batch = b;
     int64_t slab = 0;
     if (t.layout_query == 1) {  // TND: cumulative ends; batch B is the padding past the last end
@@ -145,7 +145,8 @@ class Work {
         x.act_s2 = lengths_k_.Get(b);
       }
     }
-    x.r0 = t.flat ? item - x.q_begin : (item % t.groups_per_batch) * t.rows_per_group;
+    x.r0 = t.layout_query == 1 ? (item - FirstItem(b)) * t.rows_per_group
+                               : (item % t.groups_per_batch) * t.rows_per_group;
     x.slab_end = Min(x.r0 + t.rows_per_group, slab);
     x.real_end = Min(x.slab_end, x.act_s1);
     x.extent = x.real_end > x.r0 ? Limit(x, x.real_end - 1) : 0;
@@ -153,17 +154,26 @@ class Work {
     return x;
   }
 
-  // Flat items (TND): the batch of flat query row i, the first b with i < its query end (B: a
-  // padding row past the last end). The ends are checked as non-decreasing before anything is
-  // written; unchecked, the search still ends and the row stays i.
-  __aicore__ inline int64_t BatchOfRow(int64_t i) const {
+  // TND items: batch b's row group g is item FirstItem(b) + g, FirstItem(b) = floor(q_begin / R) + b
+  // (R = rows_per_group; for R = 1 the flat row itself): the items follow the flat rows, so equal
+  // shares of them are equal shares of the rows, and the + b leaves room for each batch's partial
+  // last group (at most ceil(T1 / R) + B items; a gap is an item without rows). Batch B holds the
+  // rows past the last end.
+  __aicore__ inline int64_t FirstItem(int64_t b) const {
+    const int64_t r = t_->rows_per_group, q_begin = b > 0 ? lengths_q_.Get(b - 1) : 0;
+    return r == 1 ? q_begin : q_begin / r + b;
+  }
+
+  // The last b in [0, B] with FirstItem(b) <= item. The ends are checked as non-decreasing before
+  // anything is written; unchecked, the search still ends in [0, B].
+  __aicore__ inline int64_t BatchOfItem(int64_t item) const {
     int64_t lo = 0, hi = t_->batch;
     while (lo < hi) {
-      const int64_t mid = (lo + hi) / 2;
-      if (lengths_q_.Get(mid) > i) {
-        hi = mid;
+      const int64_t mid = (lo + hi + 1) / 2;
+      if (FirstItem(mid) <= item) {
+        lo = mid;
       } else {
-        lo = mid + 1;
+        hi = mid - 1;
       }
     }
     return lo;

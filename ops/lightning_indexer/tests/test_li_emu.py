@@ -183,40 +183,51 @@ def test_tiling_follows_the_platform_and_sparse_count():
     assert core.kernel_tiling(**odd, sparse_mode=3)["tile_keys"] == 48  # divides block_size
 
 
-# TND decode as engines call it (vllm-ascend: layout_query "TND", layout_key "PA_BSND"): at most
-# two query rows per batch on average, so the kernel takes single flat rows (tiling "flat") and
-# finds each row's batch from the query ends. Rows of varied counts per batch (0 to 3), padding
-# rows past the last end, short and split key lengths, both block orders.
-FLAT_CASES = [
-    (Shape((1, 0, 3, 1, 1), (700, 90, 1500, 0, 33), 8, D, 64, block_size=64, extra_q=2, name="flat-mixed-rows"),
+# TND query as engines call it (vllm-ascend: layout_query "TND", layout_key "PA_BSND"): the work
+# items are the row groups of the flat rows in order, each batch's found from the query ends
+# (Work::FirstItem). Decode (at most two rows per batch on average) takes one row per group;
+# prefill larger groups, with partial last groups, empty batches and padding rows past the last
+# end; both block orders.
+TND_CASES = [
+    (Shape((1, 0, 3, 1, 1), (700, 90, 1500, 0, 33), 8, D, 64, block_size=64, extra_q=2, name="tnd-decode-mixed-rows"),
      "PA_BSND", 3, "both", B2),
-    (Shape((1, 1, 1, 1), (4096, 300, 2500, 1), 8, D, 256, block_size=128, extra_q=0, name="flat-decode-B4"),
+    (Shape((1, 1, 1, 1), (4096, 300, 2500, 1), 8, D, 256, block_size=128, extra_q=0, name="tnd-decode-B4"),
      "PA_BSND", 0, "both", B4),
-    (Shape((2, 2, 1), (900, 40, 3000), 4, D, 100, extra_q=1, name="flat-mtp-TND-keys"),
+    (Shape((2, 2, 1), (900, 40, 3000), 4, D, 100, extra_q=1, name="tnd-mtp-TND-keys"),
      "TND", 3, "in_order", B2),
+    (Shape((7, 0, 13, 5, 33), (300, 50, 13, 600, 40), 8, D, 32, block_size=32, extra_q=3, name="tnd-prefill-partial"),
+     "PA_BSND", 3, "both", B2),
+    (Shape((9, 4, 1), (200, 120, 77), 16, D, 48, extra_q=0, name="tnd-prefill-BSND-keys"),
+     "BSND", 0, "both", B4),
 ]
 
 
-@pytest.mark.parametrize("case", FLAT_CASES, ids=lambda c: str(c[0]))
-def test_tnd_decode_takes_flat_rows(case):
+@pytest.mark.parametrize("case", TND_CASES, ids=lambda c: str(c[0]))
+def test_tnd_query_matches_reference(case):
     shape, lk, mode, order, soc = case
     args = make(shape, "TND", lk, "bfloat16", seed=11 + mode)
     tiling = core.kernel_tiling(**args, sparse_mode=mode, return_value=True, soc=soc, dtype="bfloat16")
-    t1 = args["query"].shape[0]
-    assert tiling["flat"] == 1 and tiling["rows_per_group"] == 1 and tiling["items"] == t1
+    t1, b, rows = args["query"].shape[0], len(shape.s1), tiling["rows_per_group"]
+    assert (rows == 1) == (t1 <= 2 * b)
+    assert tiling["items"] == (t1 if rows == 1 else -(-t1 // rows) + b)
     idx, val, _ = run_emu(args, "bfloat16", mode, order=order, soc=soc)
     assert_topk(idx, val, reference_rows(args, "bfloat16", mode), shape.k)
-    # padding rows past the last end are -1 / -inf
-    real = sum(shape.s1)
+    real = sum(shape.s1)  # rows past the last end are -1 / -inf
     assert (idx[real:] == -1).all() and np.isneginf(val[real:]).all()
 
 
-def test_tnd_prefill_keeps_row_groups():
-    """More than two query rows per batch on average: row groups of a batch slab (keys read once
-    per group), not flat rows."""
-    args = make(Shape((9, 4), (300, 200), 8, D, 32, extra_q=1), "TND", "PA_BSND", "float16")
-    tiling = core.kernel_tiling(**args, sparse_mode=3)
-    assert tiling["flat"] == 0 and tiling["rows_per_group"] > 1
+def test_tnd_prefill_shares_rows_evenly():
+    """TND prefill of several batches: every AIC multiplies about the same number of query rows
+    by the same keys (items follow the flat rows), as the BSND query of the same rows does."""
+    shape = Shape((32,) * 4, (512,) * 4, 16, D, 64, block_size=128, extra_q=0)
+    macs = {}
+    for lq in ("TND", "BSND"):
+        args = make(shape, lq, "PA_BSND", "float16", seed=2)
+        _, _, report = run_emu(args, "float16", 0, order="in_order")
+        per_aic = [blk["counters"]["cube_macs"] for blk in report["blocks"] if blk["core"] == "AIC"]
+        macs[lq] = max(per_aic)
+        assert max(per_aic) <= 1.5 * sum(per_aic) / len(per_aic), lq
+    assert macs["TND"] <= 1.25 * macs["BSND"]
 
 
 @pytest.mark.parametrize("change, error, text", [

@@ -65,6 +65,22 @@ def test_kernel_error_is_the_host_error_and_outputs_are_untouched(soc, case_id, 
     a = args(*layouts)
     for m in mutations:
         m(a)
+    assert_kernel_error_is_host_error(a, soc)
+
+
+# A TND prefill query (groups of several rows, items found from the query ends): bad ends must
+# not send the AIC's first block outside a tensor before the verdict.
+@pytest.mark.parametrize("soc", SOCS)
+@pytest.mark.parametrize("case_id,index,value", [("ends-decrease", 3, 2), ("end-beyond-T1", 5, 10**4),
+                                                  ("end-negative", 0, -7)])
+def test_tnd_prefill_bad_query_ends(soc, case_id, index, value):
+    a = make(Shape((5,) * 8, (40,) * 8, 8, 128, 8, block_size=16, extra_q=1), "TND", "PA_BSND", "float16", seed=6)
+    assert core.kernel_tiling(**a)["rows_per_group"] > 1
+    put("actual_seq_lengths_query", index, value)(a)
+    assert_kernel_error_is_host_error(a, soc)
+
+
+def assert_kernel_error_is_host_error(a, soc):
     with pytest.raises(Exception) as host:
         core.run_cpu(**a)
     assert type(host.value) in (ValueError, IndexError)
