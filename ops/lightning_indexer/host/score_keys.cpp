@@ -14,6 +14,8 @@
 
 #include <cstring>
 
+#include "host/cpu_kernel.h"
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
 #define AOP_LI_HAVE_BF16_KERNEL 1
 #include <immintrin.h>
@@ -118,7 +120,7 @@ ScoreKeysFn select_score_keys_bf16() {
 #ifdef AOP_LI_HAVE_BF16_KERNEL
   static const ScoreKeysFn fn = [] {
     __builtin_cpu_init();
-    const bool ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+    const bool ok = cpu_isa_cap() >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                     __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
                     __builtin_cpu_supports("avx512bf16");
     return ok ? score_keys_avx512bf16 : static_cast<ScoreKeysFn>(nullptr);

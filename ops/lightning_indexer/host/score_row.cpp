@@ -4,6 +4,7 @@
 // AVX-512, AVX2+FMA and the SSE2 baseline every x86-64 wheel may assume; the choice is made
 // at run time (__builtin_cpu_supports), never with -march=native. Elsewhere (aarch64) the
 // baseline version uses the target's own vectors (NEON).
+#include <cstdlib>
 #include <cstring>
 
 #include "host/cpu_kernel.h"
@@ -97,11 +98,12 @@ struct Choice {
 Choice choose() {
 #if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+  const int cap = cpu_isa_cap();
+  if (cap >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
       __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw")) {
     return {score_row_avx512, "avx512"};
   }
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {score_row_avx2, "avx2"};
+  if (cap >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {score_row_avx2, "avx2"};
 #endif
   return {score_row_baseline, "baseline"};
 }
@@ -112,6 +114,16 @@ const Choice& chosen() {
 }
 
 }  // namespace
+
+int cpu_isa_cap() {
+  static const int cap = [] {
+    const char* isa = std::getenv("ASCEND_OPS_CPU_ISA");
+    if (isa != nullptr && std::strcmp(isa, "baseline") == 0) return 0;
+    if (isa != nullptr && std::strcmp(isa, "avx2") == 0) return 1;
+    return 2;
+  }();
+  return cap;
+}
 
 ScoreRowFn select_score_row() { return chosen().fn; }
 const char* score_row_isa() { return chosen().isa; }

@@ -114,6 +114,44 @@ def test_cpu_plan_is_cached_and_names_the_isa():
     assert plan["bf16_kernel"] is False  # float16: the transposing float32 path
 
 
+_ISA_SCRIPT = """
+import sys
+sys.path.insert(0, {tests!r})
+from ascend_ops.common.loader import load_native
+from li_cases import SHAPES, Shape, assert_topk, make, reference_rows
+core = load_native("ascend_ops.lightning_indexer", "core")
+assert core.CPU_ISA == {isa!r}, core.CPU_ISA
+assert core.CPU_BF16_KERNEL is False
+shapes = SHAPES + [Shape((1,), (300,), 64, 128, 64, block_size=16, name="N1=64-D=128")]
+for shape in shapes:
+    for dtype in ("float16", "bfloat16", "float32"):
+        args = make(shape, "BSND", "PA_BSND", dtype, seed=3)
+        idx, val = core.run_cpu(**args, sparse_mode=3, return_value=True,
+                                dtype="bfloat16" if dtype == "bfloat16" else "")
+        assert_topk(idx, val, reference_rows(args, dtype, 3), shape.k)
+print("ok", len(shapes))
+"""
+
+
+@pytest.mark.parametrize("isa", ["baseline", "avx2"])
+def test_every_micro_kernel_build_matches_the_reference(isa):
+    """ASCEND_OPS_CPU_ISA caps the ISA the CPU kernels may use, so each build of the float32
+    micro-kernel (and not only this CPU's best) is checked against the reference."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    core = load_native("ascend_ops.lightning_indexer", "core")
+    if isa == "avx2" and core.CPU_ISA == "baseline":
+        pytest.skip("this CPU has no AVX2")
+    script = _ISA_SCRIPT.format(tests=str(Path(__file__).parent), isa=isa)
+    env = dict(os.environ, ASCEND_OPS_CPU_ISA=isa)
+    done = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.startswith("ok")
+
+
 def test_bf16_kernel_runs_where_the_cpu_has_it():
     """bfloat16 with an even D takes the AVX512_BF16 key-major kernel exactly where the CPU
     has the instructions (_core.CPU_BF16_KERNEL); an odd D never does."""
