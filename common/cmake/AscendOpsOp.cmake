@@ -140,8 +140,9 @@ function(ascend_ops_add_op op)
     # the vector core, generates the host stubs and the kernel-type section from it, and
     # compiles it once more as host code (--cce-host-only), which builds the wrapper.
     ascendc_library(${op}_kernel_npu STATIC ${A_KERNEL})
-    # It sees only its own include list: kernels include "kernel/<op>_tiling.h" from the op root.
-    ascendc_include_directories(${op}_kernel_npu PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+    # It sees only its own include list: kernels include "kernel/<op>_tiling.h" from the op root
+    # and common's shared device code as "aop_kernel/...".
+    ascendc_include_directories(${op}_kernel_npu PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${AscendOpsCommon_KERNEL_INCLUDE_DIR})
     add_library(${op}_npu_host STATIC ${A_NPU_HOST})
     set_target_properties(${op}_npu_host PROPERTIES POSITION_INDEPENDENT_CODE ON)
     target_include_directories(${op}_npu_host PRIVATE ${AOP_CANN_ROOT}/include)
@@ -156,7 +157,7 @@ function(ascend_ops_add_op op)
     target_compile_options(${op}_kernel_emu PRIVATE -Wall -Wextra)
     # A CPU build, as in CANN's CPU-debug mode: leaves out the <<<>>> wrappers (CANN only).
     target_compile_definitions(${op}_kernel_emu PRIVATE ASCENDC_CPU_DEBUG=1)
-    target_include_directories(${op}_kernel_emu PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+    target_include_directories(${op}_kernel_emu PUBLIC ${CMAKE_CURRENT_SOURCE_DIR} ${AscendOpsCommon_KERNEL_INCLUDE_DIR})
     target_link_libraries(${op}_kernel_emu PUBLIC AscendOpsCommon::ascendc_cpu)
   endif()
 

@@ -12,6 +12,9 @@ install(TARGETS ascend_ops_common ascend_ops_ascendc_cpu
   ARCHIVE DESTINATION ${AOP_PKG_DIR}/lib)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/ DESTINATION ${AOP_PKG_DIR}/include)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/ascendc_cpu/include/ DESTINATION ${AOP_PKG_DIR}/include/emu)
+# Device code two kernels share (the check phase, LoadTiling): on every kernel's include path,
+# for the emulator build and for CANN's ascendc_library (AscendOpsOp.cmake).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/kernel/include/ DESTINATION ${AOP_PKG_DIR}/include/kernel)
 if(AOP_WITH_NPU_SIM)  # the simulated runtime: its own include dir, never beside CANN's acl/
   install(TARGETS ascend_sim EXPORT AscendOpsCommonTargets LIBRARY DESTINATION ${AOP_PKG_DIR}/lib)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/ascend_sim/include/ DESTINATION ${AOP_PKG_DIR}/include/sim)

@@ -10,10 +10,6 @@
 namespace aop::adv_step_flash {
 namespace {
 
-constexpr int64_t kBufferNum = 2;       // matches BUFFER_NUM of the kernel
-constexpr int64_t kInSections = 2;      // seq_lens, sampled_token_ids
-constexpr int64_t kOutSections = 4;     // input_tokens, input_positions, seq_lens, slot_mapping
-constexpr int64_t kSectionElem = 8;     // every section is sized for int64 elements
 constexpr int64_t kChunkAlign = 8;      // 8 int32 = 32 bytes: sections stay 32-byte aligned
 constexpr int64_t kMaxChunk = 1024;     // a core never needs more per step
 
@@ -39,7 +35,7 @@ AdvStepFlashTiling compute(const Args& a, const aop_platform& platform) {
   t.seqs_per_core = static_cast<int32_t>(a.num_seqs / t.block_dim);
   t.cores_with_extra = static_cast<int32_t>(a.num_seqs % t.block_dim);
 
-  const int64_t per_seq = kBufferNum * (kInSections + kOutSections) * kSectionElem;
+  const int64_t per_seq = int64_t{kAsfBufferNum} * (kAsfInSections + kAsfOutSections) * kAsfSectionElemBytes;
   const int64_t check_ub = t.block_dim * kAsfCheckWords * 8;  // the kernel's check slots
   const int64_t ub_chunk =
       std::max<int64_t>(kChunkAlign, (platform.ub_bytes - check_ub) / per_seq / kChunkAlign * kChunkAlign);

@@ -9,36 +9,21 @@
 // All or nothing: first every core checks its advancing rows exactly as the host's check_data
 // does (seq_len >= 0, block index in the table, block id >= 0, no int64 overflow, every value fits
 // its output's dtype) while it computes them into UB (every input is read once), and publishes its
-// verdict in its workspace slot (kernel/adv_step_flash_check.h); after SyncAll, no core writes an output if any core found an
+// verdict in its workspace slot (aop_kernel/check_slots.h); after SyncAll, no core writes an output if any core found an
 // error, and core 0 records the first one (lowest core = lowest row) in the error record.
 // Compiles with CANN's compiler on NPU and with g++ against the AscendC emulator.
 #include "kernel_operator.h"
-#include "kernel/adv_step_flash_check.h"
+#include "aop_kernel/check_slots.h"
+#include "aop_kernel/load_tiling.h"
 #include "kernel/adv_step_flash_tiling.h"
 
 namespace {
 
-// The tiling struct lives in GM. It is not copied out by value: the implicit copy constructor
-// takes a reference in the generic address space, which bisheng may reject for a __gm__
-// object. It is read one 32-bit word at a time through a __gm__ pointer, as the CANN
-// kernel-launch samples do, into a local copy (TilingWord may alias the struct's members).
-typedef uint32_t TilingWord __attribute__((may_alias));
-
-template <typename T>
-__aicore__ inline T LoadTiling(GM_ADDR tiling_gm) {
-  static_assert(sizeof(T) % sizeof(TilingWord) == 0, "the tiling is read in 32-bit words");
-  const __gm__ TilingWord* src = reinterpret_cast<const __gm__ TilingWord*>(tiling_gm);
-  T tiling;
-  TilingWord* dst = reinterpret_cast<TilingWord*>(&tiling);
-  for (uint32_t i = 0; i < sizeof(T) / sizeof(TilingWord); ++i) dst[i] = src[i];
-  return tiling;
-}
-
 // Two UB buffers per queue (InitBuffer) for double buffering, and queue depth 1: there are
 // never two EnQue in a row, and depth 1 is the case the compiler optimises (TQue docs).
-constexpr int32_t BUFFER_NUM = 2;
+constexpr int32_t BUFFER_NUM = kAsfBufferNum;
 constexpr int32_t QUEUE_DEPTH = 1;
-constexpr uint32_t SECTION_ELEM_BYTES = 8;  // each UB section holds chunk_seqs int64 slots
+constexpr uint32_t SECTION_ELEM_BYTES = kAsfSectionElemBytes;  // each UB section holds chunk_seqs int64 slots
 
 __aicore__ inline int64_t LoadLocal(const AscendC::LocalTensor<uint8_t>& buf, uint32_t i, int32_t bytes) {
   if (bytes == 8) return buf.ReinterpretCast<int64_t>().GetValue(i);
@@ -80,9 +65,9 @@ class AdvStepFlashKernel {
     slots_.SetGlobalBuffer((__gm__ uint8_t*)slot_mapping, tiling.num_seqs * tiling.slot_bytes);
     tables32_.SetGlobalBuffer((__gm__ int32_t*)block_tables);
     tables64_.SetGlobalBuffer((__gm__ int64_t*)block_tables);
-    pipe_.InitBuffer(in_queue_, BUFFER_NUM, 2 * section_);   // seq_lens | sampled_token_ids
-    pipe_.InitBuffer(out_queue_, BUFFER_NUM, 4 * section_);  // tokens | positions | seq_lens | slots
-    pipe_.InitBuffer(check_buf_, asf_check::UbBytes(tiling.block_dim));
+    pipe_.InitBuffer(in_queue_, BUFFER_NUM, kAsfInSections * section_);   // seq_lens | sampled_token_ids
+    pipe_.InitBuffer(out_queue_, BUFFER_NUM, kAsfOutSections * section_);  // tokens | positions | seq_lens | slots
+    pipe_.InitBuffer(check_buf_, aop_kernel::check::UbBytes(tiling.block_dim));
   }
 
   // The check phase: true when no core found an error. Reads sampled_token_ids, seq_lens and
@@ -91,16 +76,16 @@ class AdvStepFlashKernel {
   // every chunk is computed here only for its checks, and again in Process.
   __aicore__ inline bool Check(GM_ADDR workspace, GM_ADDR error_record) {
     const int64_t core = AscendC::GetBlockIdx();
-    int64_t record[asf_check::kWords] = {kAsfOk, 0, 0, 0, 0, 0, 0, 0};
+    int64_t record[aop_kernel::check::kWords] = {kAsfOk, 0, 0, 0, 0, 0, 0, 0};
     one_chunk_ = end_ - begin_ <= t_.chunk_seqs;
     for (int64_t start = begin_; start < end_ && record[0] == kAsfOk; start += t_.chunk_seqs) {
       Stage(start, record);
       if (!one_chunk_) Discard();
     }
     const AscendC::LocalTensor<int64_t> slots_ub = check_buf_.Get<int64_t>();
-    const int64_t bad = asf_check::Exchange(pipe_, workspace, core, t_.block_dim, record, slots_ub);
+    const int64_t bad = aop_kernel::check::Exchange(pipe_, workspace, core, t_.block_dim, record, slots_ub);
     if (bad < 0) return true;
-    if (core == 0) asf_check::Record(error_record, slots_ub, bad);
+    if (core == 0) aop_kernel::check::Record(error_record, slots_ub, bad);
     if (one_chunk_ && begin_ < end_) Discard();
     return false;
   }
@@ -110,7 +95,7 @@ class AdvStepFlashKernel {
       if (begin_ < end_) CopyOut(begin_, Count(begin_), Queries(begin_));
       return;
     }
-    int64_t record[asf_check::kWords] = {kAsfOk, 0, 0, 0, 0, 0, 0, 0};  // stays clean: Check passed
+    int64_t record[aop_kernel::check::kWords] = {kAsfOk, 0, 0, 0, 0, 0, 0, 0};  // stays clean: Check passed
     for (int64_t start = begin_; start < end_; start += t_.chunk_seqs) {
       Stage(start, record);
       CopyOut(start, Count(start), Queries(start));
@@ -246,7 +231,7 @@ class AdvStepFlashKernel {
   AscendC::GlobalTensor<uint8_t> tokens_, sampled_, positions_, seq_lens_, slots_;
   AscendC::GlobalTensor<int32_t> tables32_;
   AscendC::GlobalTensor<int64_t> tables64_;
-  AscendC::TBuf<AscendC::TPosition::VECCALC> check_buf_;  // the check slots (asf_check)
+  AscendC::TBuf<AscendC::TPosition::VECCALC> check_buf_;  // the check slots (aop_kernel::check)
   AdvStepFlashTiling t_;
   int64_t begin_ = 0;
   int64_t end_ = 0;
@@ -271,7 +256,7 @@ extern "C" __global__ __aicore__ void adv_step_flash_kernel(GM_ADDR input_tokens
   // block_dim AIV cores (GetBlockIdx() in [0, block_dim)): the check phase's hardware SyncAll
   // needs the cross-core scheduler, which an AIV_ONLY launch does not start.
   KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
-  const AdvStepFlashTiling tiling = LoadTiling<AdvStepFlashTiling>(tiling_gm);
+  const AdvStepFlashTiling tiling = aop_kernel::LoadTiling<AdvStepFlashTiling>(tiling_gm);
   AdvStepFlashKernel op;
   op.Init(input_tokens, sampled_token_ids, input_positions, seq_lens, slot_mapping, block_tables, tiling);
   if (op.Check(workspace, error_record)) op.Process();

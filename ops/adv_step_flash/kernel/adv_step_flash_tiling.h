@@ -28,6 +28,14 @@ struct AdvStepFlashTiling {
 // Words: [0] code, [1] index (the sequence i), [2] value, [3] aux, [4..7] context for the message.
 // Within a row the checks run in this order (the host's), so the codes are listed in it.
 constexpr int32_t kAsfCheckWords = 8;  // one slot / the record: 64 bytes, one data-cache line
+// The UB of one step (the kernel's InitBuffer calls, the tiling's chunk size): each queue has
+// kAsfBufferNum buffers (double buffering) of sections of chunk_seqs int64 slots: kAsfInSections
+// in (seq_lens, sampled_token_ids), kAsfOutSections out (input_tokens, input_positions, seq_lens,
+// slot_mapping).
+constexpr int32_t kAsfBufferNum = 2;
+constexpr int32_t kAsfInSections = 2;
+constexpr int32_t kAsfOutSections = 4;
+constexpr int32_t kAsfSectionElemBytes = 8;
 enum AdvStepFlashError : int64_t {
   kAsfOk = 0,
   kAsfSeqLenNegative = 0x201,    // [2] seq_lens[i]

@@ -74,7 +74,7 @@ constexpr int64_t kMinSplitKeys = 512;  // keys per split at least (a full key b
 constexpr int64_t kFractal = 16;
 constexpr int64_t kSortGroup = 32;
 constexpr int64_t kUbAlign = 32;
-constexpr int64_t kMaxMergeList = 4064;  // as the kernel: MrgSort lists of at most 4095 pairs
+constexpr int64_t kMaxMergeList = kLiMaxMergeList;
 
 int64_t ub_buffer(int64_t bytes) { return round_up(bytes, kUbAlign); }
 

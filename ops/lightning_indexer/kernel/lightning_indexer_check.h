@@ -1,70 +1,15 @@
-// The GM side of the all-or-nothing check phase: this core's 64-byte check slot in the workspace,
-// the verdict over every core's slot after SyncAll, and the copy of the first error into the error
-// record. A copy of this file is in each op's kernel/ (ascendc-api-check compiles an op with
-// -I<opdir> only, so a header in common/ would be invisible to it).
+// The check phase of lightning_indexer over common's check slots (aop_kernel/check_slots.h): what
+// the AIVs check, which error comes first, and the AIC's side of the verdict.
 #pragma once
 #include "kernel_operator.h"
-
-namespace lightning_indexer::check {
-
-constexpr int32_t kWords = 8;  // a slot and the record: 8 int64, one 64-byte data-cache line
-
-// GlobalTensor::SetValue writes the core's data cache, which other cores and the host see only
-// after a flush (GlobalTensor/SetValue.md); and a core may hold a line cached by an earlier launch,
-// so reads of another core's slot or of the record invalidate the line first.
-__aicore__ inline void FlushLine(const AscendC::GlobalTensor<int64_t>& line) {
-  AscendC::DataCacheCleanAndInvalid<int64_t, AscendC::CacheLine::SINGLE_CACHE_LINE,
-                                    AscendC::DcciDst::CACHELINE_OUT>(line);
-}
-
-__aicore__ inline AscendC::GlobalTensor<int64_t> Words(GM_ADDR base, int64_t index, int64_t count = 1) {
-  AscendC::GlobalTensor<int64_t> words;
-  words.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(base) + index * kWords, count * kWords);
-  return words;
-}
-
-// Writes this core's verdict (word 0 = 0: clean) into its slot and flushes it. A clean verdict is
-// word 0 only (each scalar GM write costs a data-cache miss): the other words are read only from a
-// slot that holds an error.
-__aicore__ inline void Publish(GM_ADDR workspace, int64_t core, const int64_t* record) {
-  AscendC::GlobalTensor<int64_t> slot = Words(workspace, core);
-  const int32_t words = record[0] != 0 ? kWords : 1;
-  for (int32_t i = 0; i < words; ++i) slot.SetValue(i, record[i]);
-  FlushLine(slot);
-}
-
-// Word 0 of core c's slot (after SyncAll).
-__aicore__ inline int64_t SlotCode(GM_ADDR workspace, int64_t core) {
-  AscendC::GlobalTensor<int64_t> slot = Words(workspace, core);
-  FlushLine(slot);
-  return slot.GetValue(0);
-}
-
-// Copies core c's slot (in `slots`, every core's slot loaded into UB) into the error record unless
-// the record already holds an error (the first error wins until the host has reported and cleared
-// it). One AIV calls this.
-__aicore__ inline void Record(GM_ADDR error_record, const AscendC::LocalTensor<int64_t>& slots, int64_t core) {
-  AscendC::GlobalTensor<int64_t> record = Words(error_record, 0);
-  FlushLine(record);
-  if (record.GetValue(0) != 0) return;
-  for (int32_t i = 0; i < kWords; ++i) record.SetValue(i, slots.GetValue(static_cast<uint32_t>(core * kWords + i)));
-  FlushLine(record);
-}
-
-// One pipe waits for another.
-template <AscendC::HardEvent E>
-__aicore__ inline void Sync(AscendC::TPipe& pipe) {
-  const int32_t id = static_cast<int32_t>(pipe.FetchEventID(E));
-  AscendC::SetFlag<E>(id);
-  AscendC::WaitFlag<E>(id);
-}
-
-}  // namespace lightning_indexer::check
+#include "aop_kernel/check_slots.h"
 
 #include "kernel/lightning_indexer_handshake.h"
 #include "kernel/lightning_indexer_work.h"
 
 namespace lightning_indexer {
+
+namespace check = aop_kernel::check;
 
 // The check phase of lightning_indexer (the host's check_data, in its order): the batches are split
 // evenly over the launch's 2 * block_dim AIVs; each AIV checks its batches' query lengths, then
@@ -108,10 +53,7 @@ class DataCheck {
       // Every slot into UB by one DMA (after the table's last scalar reads).
       const AscendC::LocalTensor<int64_t> slots = buf_.Get<int64_t>();
       if (loaded_) check::Sync<AscendC::HardEvent::S_MTE2>(pipe);
-      AscendC::DataCopyExtParams params{1, static_cast<uint32_t>(checkers * check::kWords * 8), 0, 0, 0};
-      AscendC::DataCopyPadExtParams<int64_t> pad{false, 0, 0, 0};
-      AscendC::DataCopyPad(slots, check::Words(workspace, 0, checkers), params, pad);
-      check::Sync<AscendC::HardEvent::MTE2_S>(pipe);
+      check::LoadSlots(pipe, workspace, checkers, slots);
       for (int64_t c = 0; c < checkers; ++c) {
         Earliest(slots.GetValue(static_cast<uint32_t>(c * check::kWords)), c, first, first_phase);
       }

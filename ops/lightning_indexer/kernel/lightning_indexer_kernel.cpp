@@ -16,6 +16,7 @@
 // build drops the other side behind ASCEND_IS_AIC / ASCEND_IS_AIV) and with g++ against the
 // emulator.
 #include "kernel_operator.h"
+#include "aop_kernel/load_tiling.h"
 #include "kernel/lightning_indexer_check.h"
 #include "kernel/lightning_indexer_cube.h"
 #include "kernel/lightning_indexer_tiling.h"
@@ -62,7 +63,7 @@ extern "C" __global__ __aicore__ void lightning_indexer_kernel(GM_ADDR query, GM
                                                                GM_ADDR sparse_values, GM_ADDR workspace,
                                                                GM_ADDR error_record, GM_ADDR tiling_gm) {
   KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
-  const LightningIndexerTiling tiling = lightning_indexer::LoadTiling(tiling_gm);
+  const LightningIndexerTiling tiling = aop_kernel::LoadTiling<LightningIndexerTiling>(tiling_gm);
   if (tiling.dtype == 1) {
     if (tiling.weights_float) {
       Run<bfloat16_t, float>(query, key, weights, lengths_q, lengths_k, block_table, sparse_indices, sparse_values,

@@ -64,6 +64,8 @@ struct LightningIndexerTiling {
 // earliest phase (query lengths, key lengths, block ids), then the lowest core (= lowest batch);
 // AIV 0 copies it into the error record if its word 0 is 0.
 // Words: [0] code, [1] index (batch b), [2] value, [3] aux, [4..7] context for the message.
+// MrgSort takes lists of at most 4095 pairs (A2 docs): the kernel's merges and the tiling's UB budget.
+constexpr int32_t kLiMaxMergeList = 4064;
 constexpr int32_t kLiCheckWords = 8;  // one slot / the record: 64 bytes, one data-cache line
 enum LightningIndexerError : int64_t {
   kLiOk = 0,

@@ -10,7 +10,7 @@
 namespace lightning_indexer {
 
 constexpr uint32_t kMaxExtract = 255 * kSortGroup;  // Extract: repeatTime <= 255 (A2 docs)
-constexpr int32_t kMaxMergeList = 4064;             // MrgSort takes lists of at most 4095 pairs (A2 docs)
+constexpr int32_t kMaxMergeList = kLiMaxMergeList;  // kernel/lightning_indexer_tiling.h
 
 // MrgSort lists the running list takes: k_pad <= 8192 goes in as up to 3 chunks of <= 4064 pairs.
 __aicore__ inline int32_t TopkLists(int64_t k_pad) {

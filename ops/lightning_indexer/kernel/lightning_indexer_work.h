@@ -18,19 +18,6 @@ __aicore__ inline int64_t Min(int64_t a, int64_t b) { return a < b ? a : b; }
 __aicore__ inline int64_t Max(int64_t a, int64_t b) { return a > b ? a : b; }
 __aicore__ inline int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
-typedef uint32_t TilingWord __attribute__((may_alias));
-
-// The tiling is a POD in GM: copied in 32-bit words through a __gm__ pointer (the DK samples'
-// CopyTiling), never copy-constructed from a __gm__ lvalue.
-__aicore__ inline LightningIndexerTiling LoadTiling(GM_ADDR tiling_gm) {
-  static_assert(sizeof(LightningIndexerTiling) % sizeof(TilingWord) == 0, "the tiling is read in 32-bit words");
-  const __gm__ TilingWord* src = reinterpret_cast<const __gm__ TilingWord*>(tiling_gm);
-  LightningIndexerTiling tiling;
-  TilingWord* dst = reinterpret_cast<TilingWord*>(&tiling);
-  for (uint32_t i = 0; i < sizeof(LightningIndexerTiling) / sizeof(TilingWord); ++i) dst[i] = src[i];
-  return tiling;
-}
-
 // An int32 / int64 GM index tensor read one entry at a time by the scalar unit (lengths, block
 // table: inputs, never written).
 class IndexTensor {

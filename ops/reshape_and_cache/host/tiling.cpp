@@ -10,7 +10,6 @@
 namespace aop::reshape_and_cache {
 namespace {
 
-constexpr int64_t kBufferNum = 2;  // matches BUFFER_NUM of the kernel
 constexpr int64_t kBurstAlign = 32;
 constexpr int64_t kMaxBursts = 4095;  // DataCopyPad blockCount limit
 
@@ -40,7 +39,7 @@ ReshapeAndCacheTiling compute(const Args& a, const aop_platform& platform) {
 
   const int64_t row_bytes = std::max(t.key_row_elems, t.value_row_elems) * t.elem_bytes;
   const int64_t row_bursts = (row_bytes + kBurstAlign - 1) / kBurstAlign * kBurstAlign;
-  int64_t buffer_bytes = (platform.ub_bytes - rac_check_ub_bytes(t.block_dim)) / kBufferNum / kBurstAlign * kBurstAlign;
+  int64_t buffer_bytes = (platform.ub_bytes - rac_check_ub_bytes(t.block_dim)) / kRacBufferNum / kBurstAlign * kBurstAlign;
   // NZ writes one DataCopyPad burst per 32-byte fractal row: at most 4095 bursts per copy.
   if (a.cache_mode == kCacheNZ) buffer_bytes = std::min<int64_t>(buffer_bytes, kMaxBursts * kBurstAlign);
   t.chunk_elems = static_cast<int32_t>(std::max<int64_t>(kBurstAlign, std::min(row_bursts, buffer_bytes)) /

@@ -4,36 +4,21 @@
 // whose byte size is not a multiple of 32 need no padding in GM. Slots < 0 are skipped. A core's
 // slots come into UB by one DMA (per kRacSlotChunk) and serve both the check and the copy.
 // All or nothing: first every core checks its tokens' slots (< num_slots) and publishes its verdict
-// in its workspace slot (kernel/reshape_and_cache_check.h); after SyncAll, no core copies a row if
+// in its workspace slot (aop_kernel/check_slots.h); after SyncAll, no core copies a row if
 // any core found a bad slot, and core 0 records the first one in the error record.
 // ND cache: the row lands contiguously at slot * row. NZ (FRACTAL_NZ) cache: the row's 32-byte
 // fractal rows land block_size * 32 bytes apart, written by one strided DataCopyPad per chunk.
 // Compiles with CANN's compiler on NPU and with g++ against the AscendC emulator.
 #include "kernel_operator.h"
-#include "kernel/reshape_and_cache_check.h"
+#include "aop_kernel/check_slots.h"
+#include "aop_kernel/load_tiling.h"
 #include "kernel/reshape_and_cache_tiling.h"
 
 namespace {
 
-// The tiling struct lives in GM. It is not copied out by value: the implicit copy constructor
-// takes a reference in the generic address space, which bisheng may reject for a __gm__
-// object. It is read one 32-bit word at a time through a __gm__ pointer, as the CANN
-// kernel-launch samples do, into a local copy (TilingWord may alias the struct's members).
-typedef uint32_t TilingWord __attribute__((may_alias));
-
-template <typename T>
-__aicore__ inline T LoadTiling(GM_ADDR tiling_gm) {
-  static_assert(sizeof(T) % sizeof(TilingWord) == 0, "the tiling is read in 32-bit words");
-  const __gm__ TilingWord* src = reinterpret_cast<const __gm__ TilingWord*>(tiling_gm);
-  T tiling;
-  TilingWord* dst = reinterpret_cast<TilingWord*>(&tiling);
-  for (uint32_t i = 0; i < sizeof(T) / sizeof(TilingWord); ++i) dst[i] = src[i];
-  return tiling;
-}
-
 // Two UB buffers per queue (InitBuffer) for double buffering, and queue depth 1: there are
 // never two EnQue in a row, and depth 1 is the case the compiler optimises (TQue docs).
-constexpr int32_t BUFFER_NUM = 2;
+constexpr int32_t BUFFER_NUM = kRacBufferNum;
 constexpr int32_t QUEUE_DEPTH = 1;
 
 // T: an integer type of the element size (the op is a bit copy); S: the slot type.
@@ -58,7 +43,7 @@ class ReshapeAndCacheKernel {
     }
     slots_.SetGlobalBuffer((__gm__ S*)slot_mapping, tiling.num_tokens);
     pipe_.InitBuffer(queue_, BUFFER_NUM, tiling.chunk_elems * sizeof(T));
-    pipe_.InitBuffer(check_buf_, rac_check::UbBytes(tiling.block_dim));
+    pipe_.InitBuffer(check_buf_, aop_kernel::check::UbBytes(tiling.block_dim));
     pipe_.InitBuffer(slot_buf_, static_cast<uint32_t>(kRacSlotChunk * sizeof(S)));
     slot_chunk_ = slot_buf_.template Get<S>();
   }
@@ -67,7 +52,7 @@ class ReshapeAndCacheKernel {
   // Process finds it again (a core's tokens usually fit one chunk of slots).
   __aicore__ inline bool Check(GM_ADDR workspace, GM_ADDR error_record) {
     const int64_t core = AscendC::GetBlockIdx();
-    int64_t record[rac_check::kWords] = {kRacOk, 0, 0, 0, 0, 0, 0, 0};
+    int64_t record[aop_kernel::check::kWords] = {kRacOk, 0, 0, 0, 0, 0, 0, 0};
     for (int64_t t = token_begin_; t < token_end_; ++t) {
       const int64_t slot = Slot(t);
       if (slot >= tiling_.num_slots) {  // the first bad slot of this core's tokens
@@ -80,9 +65,9 @@ class ReshapeAndCacheKernel {
       }
     }
     const AscendC::LocalTensor<int64_t> slots_ub = check_buf_.template Get<int64_t>();
-    const int64_t bad = rac_check::Exchange(pipe_, workspace, core, tiling_.block_dim, record, slots_ub);
+    const int64_t bad = aop_kernel::check::Exchange(pipe_, workspace, core, tiling_.block_dim, record, slots_ub);
     if (bad < 0) return true;
-    if (core == 0) rac_check::Record(error_record, slots_ub, bad);
+    if (core == 0) aop_kernel::check::Record(error_record, slots_ub, bad);
     return false;
   }
 
@@ -106,13 +91,13 @@ class ReshapeAndCacheKernel {
   }
 
   __aicore__ inline void LoadSlots(int64_t t) {
-    if (chunk_end_ > chunk_begin_) rac_check::Sync<AscendC::HardEvent::S_MTE2>(pipe_);  // the old chunk was read
+    if (chunk_end_ > chunk_begin_) aop_kernel::check::Sync<AscendC::HardEvent::S_MTE2>(pipe_);  // the old chunk was read
     const int64_t left = token_end_ - t;
     const int64_t count = left < kRacSlotChunk ? left : kRacSlotChunk;
     AscendC::DataCopyExtParams params{1, static_cast<uint32_t>(count * sizeof(S)), 0, 0, 0};
     AscendC::DataCopyPadExtParams<S> pad{false, 0, 0, 0};
     AscendC::DataCopyPad(slot_chunk_, slots_[t], params, pad);
-    rac_check::Sync<AscendC::HardEvent::MTE2_S>(pipe_);
+    aop_kernel::check::Sync<AscendC::HardEvent::MTE2_S>(pipe_);
     chunk_begin_ = t;
     chunk_end_ = t + count;
   }
@@ -168,7 +153,7 @@ class ReshapeAndCacheKernel {
   AscendC::TPipe pipe_;
   // A bound VECIN -> VECOUT queue: MTE2 fills a buffer, MTE3 drains it, no vector work.
   AscendC::TQueBind<AscendC::TPosition::VECIN, AscendC::TPosition::VECOUT, QUEUE_DEPTH> queue_;
-  AscendC::TBuf<AscendC::TPosition::VECCALC> check_buf_;  // the check slots (rac_check)
+  AscendC::TBuf<AscendC::TPosition::VECCALC> check_buf_;  // the check slots (aop_kernel::check)
   AscendC::TBuf<AscendC::TPosition::VECCALC> slot_buf_;   // a chunk of this core's slot_mapping
   AscendC::GlobalTensor<T> key_, value_, key_cache_, value_cache_;
   AscendC::GlobalTensor<S> slots_;
@@ -217,7 +202,7 @@ extern "C" __global__ __aicore__ void reshape_and_cache_kernel(
   // block_dim AIV cores (GetBlockIdx() in [0, block_dim)): the check phase's hardware SyncAll
   // needs the cross-core scheduler, which an AIV_ONLY launch does not start.
   KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
-  const ReshapeAndCacheTiling tiling = LoadTiling<ReshapeAndCacheTiling>(tiling_gm);
+  const ReshapeAndCacheTiling tiling = aop_kernel::LoadTiling<ReshapeAndCacheTiling>(tiling_gm);
   if (tiling.slot_bytes == 8) {
     RunForSlot<int64_t>(key, value, key_cache, value_cache, slot_mapping, workspace, error_record, tiling);
   } else {

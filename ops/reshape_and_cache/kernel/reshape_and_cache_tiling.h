@@ -32,6 +32,8 @@ constexpr int32_t kRacCheckWords = 8;  // one slot / the record: 64 bytes, one d
 // them). UB the kernel takes besides its row buffers: this chunk (int64 at most) and the check
 // slots of every core, block_dim * 64 bytes.
 constexpr int64_t kRacSlotChunk = 2048;
+// UB buffers of the row queue (double buffering): the kernel's InitBuffer and the tiling's burst size.
+constexpr int32_t kRacBufferNum = 2;
 inline int64_t rac_check_ub_bytes(int64_t block_dim) { return kRacSlotChunk * 8 + block_dim * kRacCheckWords * 8; }
 enum ReshapeAndCacheError : int64_t {
   kRacOk = 0,

@@ -1,0 +1,96 @@
+// The GM side of every kernel's all-or-nothing check phase: each checking core publishes a
+// 64-byte check slot in the workspace (8 int64 words, the layout of the op's error record: [0]
+// code, 0 = clean), SyncAll, the verdict over every core's slot, and the copy of the first error
+// into the error record. The op decides what is checked and which error comes first.
+// Every scalar GM access costs a data-cache miss, so after SyncAll the slots come in by one DMA
+// (block_dim scalar reads per core otherwise), and a clean core publishes only word 0.
+#pragma once
+#include "kernel_operator.h"
+
+namespace aop_kernel::check {
+
+constexpr int32_t kWords = 8;  // a slot and the record: 8 int64, one 64-byte data-cache line
+constexpr uint32_t kSlotBytes = kWords * sizeof(int64_t);
+
+// UB that the slots of `checkers` cores take (Exchange's `ub`).
+__aicore__ inline uint32_t UbBytes(int64_t checkers) { return static_cast<uint32_t>(checkers * kSlotBytes); }
+
+// GlobalTensor::SetValue writes the core's data cache, which other cores and the host see only
+// after a flush (GlobalTensor/SetValue.md); and a core may hold a line cached by an earlier launch,
+// so a scalar read of another core's slot or of the record invalidates the line first.
+__aicore__ inline void FlushLine(const AscendC::GlobalTensor<int64_t>& line) {
+  AscendC::DataCacheCleanAndInvalid<int64_t, AscendC::CacheLine::SINGLE_CACHE_LINE,
+                                    AscendC::DcciDst::CACHELINE_OUT>(line);
+}
+
+// Slots [index, index + count) of the slot array at `base`.
+__aicore__ inline AscendC::GlobalTensor<int64_t> Words(GM_ADDR base, int64_t index, int64_t count = 1) {
+  AscendC::GlobalTensor<int64_t> words;
+  words.SetGlobalBuffer(reinterpret_cast<__gm__ int64_t*>(base) + index * kWords, count * kWords);
+  return words;
+}
+
+// One pipe waits for another (an event id the pipe has free).
+template <AscendC::HardEvent E>
+__aicore__ inline void Sync(AscendC::TPipe& pipe) {
+  const int32_t id = static_cast<int32_t>(pipe.FetchEventID(E));
+  AscendC::SetFlag<E>(id);
+  AscendC::WaitFlag<E>(id);
+}
+
+// Writes this core's verdict `record` (word 0 = 0: clean) into its slot and flushes it. A clean
+// verdict is word 0 only: the other words are read only from a slot that holds an error.
+__aicore__ inline void Publish(GM_ADDR workspace, int64_t core, const int64_t* record) {
+  AscendC::GlobalTensor<int64_t> slot = Words(workspace, core);
+  const int32_t words = record[0] != 0 ? kWords : 1;
+  for (int32_t i = 0; i < words; ++i) slot.SetValue(i, record[i]);
+  FlushLine(slot);
+}
+
+// Word 0 of slot `index` (read after SyncAll, or after the flag that follows its write).
+__aicore__ inline int64_t SlotCode(GM_ADDR workspace, int64_t index) {
+  AscendC::GlobalTensor<int64_t> slot = Words(workspace, index);
+  FlushLine(slot);
+  return slot.GetValue(0);
+}
+
+// Every one of the `checkers` slots into `ub` (UbBytes(checkers)) by one DMA, after SyncAll.
+__aicore__ inline void LoadSlots(AscendC::TPipe& pipe, GM_ADDR workspace, int64_t checkers,
+                                 const AscendC::LocalTensor<int64_t>& ub) {
+  AscendC::DataCopyExtParams params{1, UbBytes(checkers), 0, 0, 0};
+  AscendC::DataCopyPadExtParams<int64_t> pad{false, 0, 0, 0};
+  AscendC::DataCopyPad(ub, Words(workspace, 0, checkers), params, pad);
+  Sync<AscendC::HardEvent::MTE2_S>(pipe);
+}
+
+// The check phase of a vector-only launch (MIX_AIV_1_0: an AIV_ONLY launch has no cross-core
+// scheduler for SyncAll, SyncAll.md / CrossCoreSetFlag(ISASI).md): publishes this core's
+// verdict, SyncAll of the AIVs, and returns the lowest core whose slot holds an error (the lowest
+// core holds the lowest index), or -1. Every core's slot is then in `ub`, for Record.
+__aicore__ inline int64_t Exchange(AscendC::TPipe& pipe, GM_ADDR workspace, int64_t core, int64_t block_dim,
+                                   const int64_t* record, const AscendC::LocalTensor<int64_t>& ub) {
+  if (block_dim == 1) {  // nothing to exchange
+    for (int32_t i = 0; i < kWords; ++i) ub.SetValue(i, record[i]);
+    return record[0] != 0 ? 0 : -1;
+  }
+  Publish(workspace, core, record);
+  AscendC::SyncAll<true>();
+  LoadSlots(pipe, workspace, block_dim, ub);
+  for (int64_t c = 0; c < block_dim; ++c) {
+    if (ub.GetValue(static_cast<uint32_t>(c * kWords)) != 0) return c;
+  }
+  return -1;
+}
+
+// Copies core c's slot (in `ub`, every core's slot loaded) into the error record unless the
+// record already holds an error (the first error wins until the host has reported and cleared
+// it). One core calls this.
+__aicore__ inline void Record(GM_ADDR error_record, const AscendC::LocalTensor<int64_t>& ub, int64_t core) {
+  AscendC::GlobalTensor<int64_t> record = Words(error_record, 0);
+  FlushLine(record);
+  if (record.GetValue(0) != 0) return;
+  for (int32_t i = 0; i < kWords; ++i) record.SetValue(i, ub.GetValue(static_cast<uint32_t>(core * kWords + i)));
+  FlushLine(record);
+}
+
+}  // namespace aop_kernel::check
