@@ -9,7 +9,7 @@ the plugin's libraries (``lib/plugin/libmindspore_ascend.so.2``, ``lib/plugin/as
   ``CustomOpBuilder(op_def=...)``, ``ascend_ops/mindspore_graph_npu.hpp``);
 - link check: every symbol the objects need is exported by the wheel's libraries, by common or
   the op's host code, by the C/C++ runtime or by the Python interpreter; the only one left is
-  ``run_npu`` (host/npu_launch.cpp, built where CANN is found), and it must be needed.
+  ``run_npu`` (common's npu::run_kernel over op.h, built where CANN is found), and it must be needed.
 - the op definition yaml goes through MindSpore's own generator (``gen_custom_ops.py``, what
   ``CustomOpBuilder(op_def=...)`` runs): the in-place inputs are ``RW_WRITE`` with ``side_effect_mem``.
 

@@ -1,11 +1,13 @@
-"""Every op's NPU host code (``host/npu_launch.cpp``) compiles against real ACL headers.
+"""Every op's NPU host code compiles against real ACL headers.
 
 No CANN here, but the torch_npu wheel (downloaded and unpacked, never installed, by
 ``ci/fetch_torch_npu_headers.py``, as for the PrivateUse1 adapters' check) ships a copy of
-CANN's ACL headers (``include/acl``). Compiling ``npu_launch.cpp`` against them checks its
-``aclrt*`` calls, and its call of the kernel's ``<<<>>>`` wrapper against the declaration in
-``kernel/<op>_launch.h`` (the wrapper itself, in the kernel source, needs CANN's compiler).
-Nothing is linked: libascendcl is not in the wheel.
+CANN's ACL headers (``include/acl``). An op's run_npu is common's ``npu::run_kernel`` over the
+op's launch description (``op.h``), instantiated by the translation unit the build generates from
+``common/cmake/npu_launch.cpp.in``. Compiling that against them checks its ``aclrt*`` calls, and
+its call of the kernel's ``<<<>>>`` wrapper against the declaration in ``kernel/<op>_launch.h``
+(the wrapper itself, in the kernel source, needs CANN's compiler). Nothing is linked:
+libascendcl is not in the wheel.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ import pytest
 from ascend_ops.common import npu_compile_check
 
 ROOT = Path(__file__).resolve().parent.parent
-NPU_HOSTS = sorted(ROOT.glob("ops/*/host/npu_launch.cpp"))
+OPS_WITH_KERNELS = sorted({p.parent.parent for p in ROOT.glob("ops/*/kernel/*_kernel.cpp")})
+NPU_LAUNCH_TEMPLATE = ROOT / "common" / "cmake" / "npu_launch.cpp.in"
 
 
 @pytest.fixture(scope="module")
@@ -29,21 +32,23 @@ def torch_npu_root() -> Path:
     return root
 
 
-def test_every_op_with_a_kernel_has_npu_host_code():
-    ops_with_kernels = {p.parent.parent.name for p in ROOT.glob("ops/*/kernel/*_kernel.cpp")}
-    assert ops_with_kernels == {p.parent.parent.name for p in NPU_HOSTS}
+def test_every_op_with_a_kernel_has_a_launch_description():
+    assert OPS_WITH_KERNELS
+    for op_dir in OPS_WITH_KERNELS:
+        assert (op_dir / "op.h").is_file(), f"{op_dir.name} has a kernel but no op.h"
 
 
-@pytest.mark.parametrize("source", NPU_HOSTS, ids=lambda p: p.parent.parent.name)
-def test_npu_launch_compiles_against_acl_headers(source, torch_npu_root):
-    op_dir = source.parent.parent
+@pytest.mark.parametrize("op_dir", OPS_WITH_KERNELS, ids=lambda p: p.name)
+def test_npu_launch_compiles_against_acl_headers(op_dir, torch_npu_root, tmp_path):
+    source = tmp_path / "npu_launch.cpp"
+    source.write_text(NPU_LAUNCH_TEMPLATE.read_text().replace("@AOP_OP@", op_dir.name))
     cmd = [
         "g++", "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-DAOP_WITH_NPU=1",
         f"-I{op_dir}", f"-I{ROOT / 'common' / 'include'}", f"-isystem{torch_npu_root / 'include'}",
         str(source),
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
-    assert proc.returncode == 0, f"{source.relative_to(ROOT)} does not compile against ACL:\n{proc.stderr}"
+    assert proc.returncode == 0, f"{op_dir.name}'s run_npu does not compile against ACL:\n{proc.stderr}"
 
 
 # --- common's NPU glue and the simulated runtime's ACL subset ---------------------------------
@@ -55,7 +60,7 @@ SIM_ACL = ROOT / "common" / "ascend_sim" / "include" / "acl" / "acl.h"
 @pytest.mark.parametrize("acl", ["real", "sim"])
 def test_common_npu_glue_compiles_against_acl_headers(header, acl, request):
     """Every header of common/include/ascend_ops/npu compiles alone against the wheel's real ACL
-    headers and against the simulated runtime's subset (the ops' npu_launch.cpp use both)."""
+    headers and against the simulated runtime's subset (the ops' run_npu uses both)."""
     include = (request.getfixturevalue("torch_npu_root") / "include") if acl == "real" else SIM_ACL.parent.parent
     cmd = ["g++", "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-x", "c++",
            f"-I{ROOT / 'common' / 'include'}", f"-isystem{include}", "-include", str(header), "/dev/null"]

@@ -10,7 +10,9 @@
 #                           unit that holds the kernel, so the wrapper cannot live apart):
 #                           built with g++ against the emulator (ASCENDC_CPU_DEBUG defined,
 #                           wrapper left out) and with CANN's ascendc_library where CANN is found
-#     NPU_HOST <files>      host code that calls the NPU launch (aclrt streams), CANN only
+#     NPU_HOST <files>      host code that calls the NPU launch (aclrt streams); by default
+#                           run_npu generated from npu_launch.cpp.in: common's run_kernel over
+#                           the op's launch description, op.h (ascend_ops/kernel_launch.hpp)
 #     CORE <files>          pybind11 module `_core`: cpu and emu backends on NumPy arrays
 #     TORCH <files>         module `_torch`: TORCH_LIBRARY_FRAGMENT(ascend_ops, m) and impls
 #     TORCH_NPU <files>     PrivateUse1 impls, only with torch_npu headers and CANN
@@ -130,6 +132,13 @@ function(ascend_ops_add_op op)
   endif()
 
   _aop_host_library(_host1 ${op} 1 ${A_HOST})
+
+  # run_npu of an op with a kernel: generated (build/generated/npu_launch.cpp) unless given.
+  if(A_KERNEL AND NOT A_NPU_HOST)
+    set(AOP_OP ${op})
+    set(A_NPU_HOST ${CMAKE_CURRENT_BINARY_DIR}/generated/npu_launch.cpp)
+    configure_file(${_AOP_CMAKE_DIR}/npu_launch.cpp.in ${A_NPU_HOST} @ONLY)
+  endif()
 
   # --- kernel: the NPU build where CANN is, the emulator build always (unless OFF) -------
   if(_npu)

@@ -34,6 +34,7 @@ install(FILES
   ${CMAKE_CURRENT_LIST_DIR}/AscendOpsFrameworks.cmake
   ${CMAKE_CURRENT_LIST_DIR}/op_build_info.py.in
   ${CMAKE_CURRENT_LIST_DIR}/module_init.cpp.in
+  ${CMAKE_CURRENT_LIST_DIR}/npu_launch.cpp.in
   DESTINATION ${AOP_CMAKE_DIR})
 
 # Tells Python where the installed files are, also in an editable install where the Python

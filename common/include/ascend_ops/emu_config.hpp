@@ -1,4 +1,4 @@
-// The emulator's launch configuration on a platform preset: what every op's host/emu_kernel.cpp
+// The emulator's launch configuration on a platform preset: what launch::emulate (emu_launch.hpp)
 // would otherwise set field by field (kernel, cores and memories of the platform, block order).
 #pragma once
 #include <cstdint>

@@ -62,7 +62,7 @@ size_t npu_workspace_bytes(const Args& args, const aop_platform& platform);
 // common's worker pool for very large batches. The only entry CPU adapters need.
 void run_cpu(const Args& args);
 
-// The NPU backend (built only with CANN, host/npu_launch.cpp): validates, checks the data
+// The NPU backend (common's npu::run_kernel over op.h; CANN or simulated builds): validates, checks the data
 // against host copies of seq_lens, sampled_token_ids and block_tables, then launches the
 // AscendC kernel on `stream` (an aclrtStream). Not run on NPU by this project: no device here.
 void run_npu(const Args& args, const aop::NpuContext& ctx);

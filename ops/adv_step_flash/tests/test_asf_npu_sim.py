@@ -1,4 +1,4 @@
-"""The NPU host path (host/npu_launch.cpp) on common's simulated Ascend runtime: golden results,
+"""The NPU host path (run_npu: common's npu::run_kernel over op.h) on common's simulated Ascend runtime: golden results,
 and what a steady-state call costs the host: 0 synchronisations, 0 copies, 0 allocations."""
 import numpy as np
 import pytest

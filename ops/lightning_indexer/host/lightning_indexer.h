@@ -117,7 +117,7 @@ size_t npu_workspace_bytes(const Args& args, const aop_platform& platform);
 // tiling keeps it within the platform's UB.
 int64_t kernel_ub_bytes(const LightningIndexerTiling& tiling);
 
-// The NPU backend (built only with CANN, host/npu_launch.cpp): validates (check_npu_limits
+// The NPU backend (common's npu::run_kernel over op.h; CANN or simulated builds): validates (check_npu_limits
 // included), checks lengths and block ids against host copies, then launches the AscendC
 // kernel on `stream` (an aclrtStream). Not run on NPU by this project's CI: there is no device.
 void run_npu(const Args& args, const aop::NpuContext& ctx);

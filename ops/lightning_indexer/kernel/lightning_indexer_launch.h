@@ -1,11 +1,18 @@
-// The host-side launch of the AscendC kernel: the <<<>>> wrapper defined at the end of
-// kernel/lightning_indexer_kernel.cpp (in the kernel's translation unit, where CANN's
-// ascendc_library generates the launch stub), declared once here for host/npu_launch.cpp.
-// Exists only in the CANN build: the emulator calls the kernel function directly.
+// The host side of the kernel's launch, for common's launch (ascend_ops/kernel_launch.hpp):
+// lightning_indexer_launch, the <<<>>> wrapper at the end of kernel/lightning_indexer_kernel.cpp (CANN
+// builds: ascendc_library generates the launch stub from the kernel's translation unit), and the
+// kernel function itself, which the emulator calls (emulator builds).
 #pragma once
 #include <stdint.h>
 
 extern "C" void lightning_indexer_launch(uint32_t block_dim, void* stream, uint8_t* query, uint8_t* key,
                                          uint8_t* weights, uint8_t* lengths_q, uint8_t* lengths_k,
-                                         uint8_t* block_table, uint8_t* sparse_indices, uint8_t* sparse_values,
-                                         uint8_t* workspace, uint8_t* error_record, uint8_t* tiling);
+                                         uint8_t* block_table, uint8_t* sparse_indices,
+                                         uint8_t* sparse_values, uint8_t* workspace, uint8_t* error_record,
+                                         uint8_t* tiling);
+#ifdef AOP_WITH_EMU  // host code of emulator builds; the kernel's own translation unit defines it
+extern "C" void lightning_indexer_kernel(uint8_t* query, uint8_t* key, uint8_t* weights, uint8_t* lengths_q,
+                                         uint8_t* lengths_k, uint8_t* block_table, uint8_t* sparse_indices,
+                                         uint8_t* sparse_values, uint8_t* workspace, uint8_t* error_record,
+                                         uint8_t* tiling);
+#endif

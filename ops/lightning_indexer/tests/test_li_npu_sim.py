@@ -1,4 +1,4 @@
-"""The NPU host path (host/npu_launch.cpp) on common's simulated Ascend runtime: results within
+"""The NPU host path (run_npu: common's npu::run_kernel over op.h) on common's simulated Ascend runtime: results within
 the documented tolerance of the reference, and what a steady-state call costs the host: 0
 synchronisations, 0 copies, 0 allocations (the workspace comes from the framework allocator)."""
 from __future__ import annotations

@@ -73,7 +73,7 @@ void run_cpu(const Args& args);
 
 namespace aop::reshape_and_cache {
 
-// The NPU backend (built only with CANN, host/npu_launch.cpp): validates, checks the slots
+// The NPU backend (common's npu::run_kernel over op.h; CANN or simulated builds): validates, checks the slots
 // against a host copy of slot_mapping, then launches the AscendC kernel on `stream`
 // (an aclrtStream). Not run on NPU by this project's CI: there is no device here.
 void run_npu(const Args& args, const aop::NpuContext& ctx);

@@ -1,10 +1,15 @@
-// The host-side launch of the AscendC kernel: the <<<>>> wrapper defined at the end of
-// kernel/reshape_and_cache_kernel.cpp (in the kernel's translation unit, where CANN's
-// ascendc_library generates the launch stub), declared once here for host/npu_launch.cpp.
-// Exists only in the CANN build: the emulator calls the kernel function directly.
+// The host side of the kernel's launch, for common's launch (ascend_ops/kernel_launch.hpp):
+// reshape_and_cache_launch, the <<<>>> wrapper at the end of kernel/reshape_and_cache_kernel.cpp (CANN
+// builds: ascendc_library generates the launch stub from the kernel's translation unit), and the
+// kernel function itself, which the emulator calls (emulator builds).
 #pragma once
 #include <stdint.h>
 
 extern "C" void reshape_and_cache_launch(uint32_t block_dim, void* stream, uint8_t* key, uint8_t* value,
                                          uint8_t* key_cache, uint8_t* value_cache, uint8_t* slot_mapping,
                                          uint8_t* workspace, uint8_t* error_record, uint8_t* tiling);
+#ifdef AOP_WITH_EMU  // host code of emulator builds; the kernel's own translation unit defines it
+extern "C" void reshape_and_cache_kernel(uint8_t* key, uint8_t* value, uint8_t* key_cache,
+                                         uint8_t* value_cache, uint8_t* slot_mapping, uint8_t* workspace,
+                                         uint8_t* error_record, uint8_t* tiling);
+#endif

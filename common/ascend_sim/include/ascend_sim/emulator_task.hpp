@@ -1,4 +1,4 @@
-// What an op's simulated <op>_launch needs (host/sim_launch.cpp): put a callable on a simulated
+// What the simulated launch of an op's kernel needs (npu::run_kernel, ascend_ops/npu/run_kernel.hpp): put a callable on a simulated
 // stream as a kernel task, and bound each GM argument by the allocation it lies in (from the
 // pointer to the allocation's end), so the emulator faults on an access outside it.
 // Header-only C++ over ascend_sim.h; compiled into each op's _core in the simulated build.

@@ -1,4 +1,4 @@
-// NPU glue shared by every op's host/npu_launch.cpp (built only against an acl/acl.h: CANN's,
+// NPU glue shared by every op's run_npu (npu/run_kernel.hpp) (built only against an acl/acl.h: CANN's,
 // or the simulated runtime's in common/ascend_sim). An ACL status that is not ACL_SUCCESS
 // becomes the op's RuntimeError naming the call.
 #pragma once

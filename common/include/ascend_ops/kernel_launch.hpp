@@ -1,0 +1,84 @@
+// How an op's AscendC kernel is launched, described once per op and run by common for every
+// backend: on the NPU (npu/run_kernel.hpp: CANN's <<<>>> wrapper, or the simulated runtime with the
+// kernel on the emulator) and through the emulator on host memory (emu_launch.hpp). Both run the
+// same steps in the same order: prepare (validate), the launch tiling, nothing to launch, the GM
+// arguments, the check-slot workspace and the error record, the launch.
+//
+// An op describes its kernel with a struct (ops/<op>/op.h) holding:
+//   kName                    the op's public name (messages, caches, error records)
+//   kKernel                  the kernel function's name (the emulator's reports, the simulated stream)
+//   kKernelType              launch::KernelType of the kernel (KERNEL_TASK_TYPE in its source)
+//   Prepared prepare(const Args&)           validation; what every later step reads
+//   void check_data(const Prepared&)        the host's data checks (reads the data)
+//   Tiling tiling(const Prepared&, const aop_platform&)
+//   bool nothing_to_launch(const Prepared&, const Tiling&)
+//   size_t workspace_bytes(const Tiling&)   the check slots (and scratch) of one launch
+//   aop::Error kernel_error(const int64_t record[8])
+//   std::array<launch::GmTensor, N> gm_tensors(const Prepared&)   in the kernel's argument order;
+//                                           the workspace, error record and tiling follow them
+//   static auto npu_launch()                the <<<>>> wrapper (kernel/<op>_launch.h), CANN builds
+//   static auto emu_kernel()                the kernel function, emulator builds
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+#include "ascend_ops/config.hpp"
+#include "ascend_ops/tensor.hpp"
+
+AOP_NAMESPACE_BEGIN
+namespace launch {
+
+// What the kernel does with a GM tensor: the emulator's region kinds (checked accesses).
+enum class GmRole { kInput, kOutput };
+
+// The kernel types the emulator schedules, as the kernel source declares them.
+enum class KernelType { kMixAiv1_0, kMixAic1_2 };
+
+// One GM argument: null data when the tensor is absent (the kernel never touches it).
+struct GmTensor {
+  void* data;
+  const char* name;
+  GmRole role;
+  uint64_t span_bytes;  // bytes from data to one past the last element
+};
+
+inline GmTensor gm(const aop_tensor& t, const char* name, GmRole role) {
+  return GmTensor{t.data, name, role, t.data == nullptr ? 0 : static_cast<uint64_t>(TensorView(t).span_bytes())};
+}
+inline GmTensor gm_absent(const char* name, GmRole role) { return GmTensor{nullptr, name, role, 0}; }
+
+// The kernel's argument list: the tensors, then workspace, error record, tiling (every op's order).
+template <size_t N>
+std::array<uint8_t*, N + 3> kernel_pointers(const std::array<GmTensor, N>& tensors, void* workspace, void* record,
+                                            void* tiling) {
+  std::array<uint8_t*, N + 3> p{};
+  for (size_t i = 0; i < N; ++i) p[i] = static_cast<uint8_t*>(tensors[i].data);
+  p[N] = static_cast<uint8_t*>(workspace);
+  p[N + 1] = static_cast<uint8_t*>(record);
+  p[N + 2] = static_cast<uint8_t*>(tiling);
+  return p;
+}
+
+namespace detail {
+template <class Fn, size_t M, size_t... I, class... Lead>
+void call_with_pointers(Fn fn, const std::array<uint8_t*, M>& p, std::index_sequence<I...>, Lead... lead) {
+  fn(lead..., p[I]...);
+}
+}  // namespace detail
+
+// fn(lead..., p[0], ..., p[M-1]): a kernel or its wrapper called with the pointer list.
+template <class Fn, size_t M, class... Lead>
+void call_with_pointers(Fn fn, const std::array<uint8_t*, M>& p, Lead... lead) {
+  detail::call_with_pointers(fn, p, std::make_index_sequence<M>(), lead...);
+}
+
+// Names of the three trailing arguments, for the emulator's regions.
+constexpr const char* kWorkspaceName = "workspace";
+constexpr const char* kRecordName = "error_record";
+constexpr const char* kTilingName = "tiling";
+constexpr size_t kRecordBytes = 8 * sizeof(int64_t);  // the error record: 8 int64, one data-cache line
+
+}  // namespace launch
+AOP_NAMESPACE_END
