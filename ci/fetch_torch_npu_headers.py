@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Fetch the C++ headers (and optionally libtorch_npu.so) of a torch_npu wheel, never installing it.
 
-The PyTorch NPU adapters (``ops/<op>/torch/npu.cpp``) are built only where torch_npu and CANN
+The PyTorch NPU adapters (common's ``torch_npu_op.hpp``, generated per op) are built only where torch_npu and CANN
 exist. Elsewhere they are kept honest by compiling them against the headers the torch_npu wheel
 ships (``torch_npu/include``: torch_npu, op-plugin and the ACL headers it needs) and by checking
 that the symbols they call are exported by ``libtorch_npu.so``. This script gets those files:

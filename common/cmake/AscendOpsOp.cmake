@@ -13,9 +13,14 @@
 #     NPU_HOST <files>      host code that calls the NPU launch (aclrt streams); by default
 #                           run_npu generated from npu_launch.cpp.in: common's run_kernel over
 #                           the op's launch description, op.h (ascend_ops/kernel_launch.hpp)
-#     CORE <files>          pybind11 module `_core`: cpu and emu backends on NumPy arrays
-#     TORCH <files>         module `_torch`: TORCH_LIBRARY_FRAGMENT(ascend_ops, m) and impls
-#     TORCH_NPU <files>     PrivateUse1 impls, only with torch_npu headers and CANN
+#     CORE <files>          pybind11 module `_core`: cpu and emu backends on NumPy arrays;
+#                           generated for an op with an op.h (core_module.cpp.in, common's
+#                           numpy_op.hpp), CORE then adds sources of its own
+#     TORCH <files>         module `_torch`: TORCH_LIBRARY_FRAGMENT(ascend_ops, m) and impls; an
+#                           op with an op.h gets its schema and CPU / Meta / ADInplaceOrView
+#                           kernels generated (torch_module.cpp.in, common's torch_op.hpp)
+#     TORCH_NPU <files>     PrivateUse1 impls, only with torch_npu headers and CANN (generated
+#                           for an op with an op.h: torch_npu_module.cpp.in)
 #     MINDSPORE <files>     module `_ms`: PyNative (ms_extension) and Graph-mode (aot) entries
 #   )
 #
@@ -64,8 +69,8 @@ endfunction()
 function(ascend_ops_add_op op)
   cmake_parse_arguments(PARSE_ARGV 1 A ""
     "VERSION" "HOST;KERNEL;KERNEL_LAUNCH;NPU_HOST;CORE;TORCH;TORCH_NPU;MINDSPORE;MINDSPORE_ASCEND")
-  if(NOT A_VERSION OR NOT A_HOST OR NOT A_CORE)
-    message(FATAL_ERROR "ascend_ops_add_op(${op}): VERSION, HOST and CORE are required")
+  if(NOT A_VERSION OR NOT A_HOST)
+    message(FATAL_ERROR "ascend_ops_add_op(${op}): VERSION and HOST are required")
   endif()
   # Still parsed so that an old call fails here instead of compiling its wrapper as a kernel.
   if(A_KERNEL_LAUNCH)
@@ -74,8 +79,14 @@ function(ascend_ops_add_op op)
   endif()
   set(_AOP_OP_VERSION ${A_VERSION})
 
+  # An op described in op.h gets its torch entries generated (torch_module.cpp.in); TORCH adds
+  # files of its own.
+  set(_described FALSE)
+  if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/op.h)
+    set(_described TRUE)
+  endif()
   set(_torch_found FALSE)
-  if(AOP_TORCH_ROOT AND A_TORCH)
+  if(AOP_TORCH_ROOT AND (A_TORCH OR _described))
     set(_torch_found TRUE)
   endif()
   set(_ms_found FALSE)
@@ -171,6 +182,15 @@ function(ascend_ops_add_op op)
   endif()
 
   # --- _core: NumPy front door for the cpu and emu backends --------------------------------
+  if(_described)
+    set(AOP_OP ${op})
+    set(_core_gen ${CMAKE_CURRENT_BINARY_DIR}/generated/core_module.cpp)
+    configure_file(${_AOP_CMAKE_DIR}/core_module.cpp.in ${_core_gen} @ONLY)
+    list(APPEND A_CORE ${_core_gen})
+  endif()
+  if(NOT A_CORE)
+    message(FATAL_ERROR "ascend_ops_add_op(${op}): describe the op in op.h or give CORE sources")
+  endif()
   pybind11_add_module(_core MODULE ${A_CORE})
   _aop_module_common(_core ${op})
   target_link_libraries(_core PRIVATE ${_host1})
@@ -197,6 +217,15 @@ function(ascend_ops_add_op op)
     set(_init ${CMAKE_CURRENT_BINARY_DIR}/_torch_module_init.cpp)
     set(AOP_MODULE_NAME _torch)
     configure_file(${_AOP_CMAKE_DIR}/module_init.cpp.in ${_init} @ONLY)
+    if(_described)
+      set(AOP_OP ${op})
+      set(_torch_gen ${CMAKE_CURRENT_BINARY_DIR}/generated/torch_module.cpp)
+      configure_file(${_AOP_CMAKE_DIR}/torch_module.cpp.in ${_torch_gen} @ONLY)
+      list(APPEND A_TORCH ${_torch_gen})
+      set(_torch_npu_gen ${CMAKE_CURRENT_BINARY_DIR}/generated/torch_npu_module.cpp)
+      configure_file(${_AOP_CMAKE_DIR}/torch_npu_module.cpp.in ${_torch_npu_gen} @ONLY)
+      list(APPEND A_TORCH_NPU ${_torch_npu_gen})
+    endif()
     add_library(_torch MODULE ${A_TORCH} ${_init})
     set_target_properties(_torch PROPERTIES PREFIX "" SUFFIX ".${Python_SOABI}${CMAKE_SHARED_MODULE_SUFFIX}")
     _aop_module_common(_torch ${op})

@@ -35,6 +35,9 @@ install(FILES
   ${CMAKE_CURRENT_LIST_DIR}/op_build_info.py.in
   ${CMAKE_CURRENT_LIST_DIR}/module_init.cpp.in
   ${CMAKE_CURRENT_LIST_DIR}/npu_launch.cpp.in
+  ${CMAKE_CURRENT_LIST_DIR}/core_module.cpp.in
+  ${CMAKE_CURRENT_LIST_DIR}/torch_module.cpp.in
+  ${CMAKE_CURRENT_LIST_DIR}/torch_npu_module.cpp.in
   DESTINATION ${AOP_CMAKE_DIR})
 
 # Tells Python where the installed files are, also in an editable install where the Python

@@ -1,10 +1,14 @@
-// advance_step_flashattn as common's launch runs it (ascend_ops/kernel_launch.hpp): the words
-// every backend uses, mapped to this op's host interface (host/adv_step_flash.h) and kernel
-// (kernel/adv_step_flash_launch.h).
+// advance_step_flashattn, described once: its arguments (ascend_ops/op_params.hpp), from which
+// common derives the front doors, and its launch (ascend_ops/kernel_launch.hpp), mapped to this
+// op's host interface (host/adv_step_flash.h) and kernel (kernel/adv_step_flash_launch.h).
 #pragma once
 #include <array>
+#include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "ascend_ops/kernel_launch.hpp"
+#include "ascend_ops/op_params.hpp"
 #include "host/adv_step_flash.h"
 #include "kernel/adv_step_flash_launch.h"
 
@@ -15,6 +19,35 @@ struct Op {
   using Prepared = adv_step_flash::Args;
   using Tiling = AdvStepFlashTiling;
   static constexpr const char* kName = "advance_step_flashattn";
+
+  // vLLM's advance_step_flashattn: the four [num_seqs] outputs are written in place.
+  static const std::array<desc::Param<Args>, 9>& params() {
+    using desc::Access;
+    using desc::Kind;
+    static const std::array<desc::Param<Args>, 9> p{{
+        {"num_seqs", Kind::kSymInt, Access::kRead, false, false, nullptr, &desc::set_field<&Args::num_seqs>},
+        {"num_queries", Kind::kSymInt, Access::kRead, false, false, nullptr, &desc::set_field<&Args::num_queries>},
+        {"block_size", Kind::kInt, Access::kRead, false, false, nullptr, &desc::set_field<&Args::block_size>},
+        {"input_tokens", Kind::kTensor, Access::kWrite, false, false, nullptr, &desc::set_field<&Args::input_tokens>},
+        {"sampled_token_ids", Kind::kTensor, Access::kRead, false, false, nullptr,
+         &desc::set_field<&Args::sampled_token_ids>},
+        {"input_positions", Kind::kTensor, Access::kWrite, false, false, nullptr,
+         &desc::set_field<&Args::input_positions>},
+        {"seq_lens", Kind::kTensor, Access::kWrite, false, false, nullptr, &desc::set_field<&Args::seq_lens>},
+        {"slot_mapping", Kind::kTensor, Access::kWrite, false, false, nullptr, &desc::set_field<&Args::slot_mapping>},
+        {"block_tables", Kind::kTensor, Access::kRead, false, false, nullptr, &desc::set_field<&Args::block_tables>},
+    }};
+    return p;
+  }
+  static const std::array<desc::Output<Args>, 0>& outputs() {
+    static const std::array<desc::Output<Args>, 0> none{};
+    return none;
+  }
+  static void check_inputs(const Args& a) { validate(a); }
+  static void check_attributes(const Args& a) { validate_ints(a.num_seqs, a.num_queries, a.block_size); }
+  static void run_cpu(const Args& a) { adv_step_flash::run_cpu(a); }
+  static void run_npu(const Args& a, const NpuContext& ctx) { adv_step_flash::run_npu(a, ctx); }
+
   static constexpr const char* kKernel = "adv_step_flash_kernel";
   // vector-only, with the SyncAll of the check phase
   static constexpr launch::KernelType kKernelType = launch::KernelType::kMixAiv1_0;
@@ -37,6 +70,25 @@ struct Op {
             launch::gm(a.seq_lens, "seq_lens", GmRole::kOutput),
             launch::gm(a.slot_mapping, "slot_mapping", GmRole::kOutput),
             launch::gm(a.block_tables, "block_tables", GmRole::kInput)};
+  }
+  // The tiling as `_core.kernel_tiling` shows it.
+  static std::vector<std::pair<const char*, int64_t>> tiling_fields(const Tiling& t) {
+    return {
+            {"num_seqs", t.num_seqs},
+            {"num_queries", t.num_queries},
+            {"block_size", t.block_size},
+            {"max_blocks", t.max_blocks},
+            {"table_row_stride", t.table_row_stride},
+            {"token_bytes", t.token_bytes},
+            {"sampled_bytes", t.sampled_bytes},
+            {"position_bytes", t.position_bytes},
+            {"seq_len_bytes", t.seq_len_bytes},
+            {"slot_bytes", t.slot_bytes},
+            {"table_bytes", t.table_bytes},
+            {"block_dim", t.block_dim},
+            {"seqs_per_core", t.seqs_per_core},
+            {"cores_with_extra", t.cores_with_extra},
+            {"chunk_seqs", t.chunk_seqs}};
   }
   static auto npu_launch() { return &adv_step_flash_launch; }
 #ifdef AOP_WITH_EMU

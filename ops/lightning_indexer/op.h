@@ -1,11 +1,15 @@
-// lightning_indexer as common's launch runs it (ascend_ops/kernel_launch.hpp): the words every
-// backend uses, mapped to this op's host interface (host/lightning_indexer.h) and kernel
-// (kernel/lightning_indexer_launch.h).
+// lightning_indexer, described once: its arguments and outputs (ascend_ops/op_params.hpp), from
+// which common derives the front doors, and its launch (ascend_ops/kernel_launch.hpp), mapped to
+// this op's host interface (host/lightning_indexer.h) and kernel (kernel/lightning_indexer_launch.h).
 #pragma once
 #include <array>
+#include <cstdint>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "ascend_ops/kernel_launch.hpp"
+#include "ascend_ops/op_params.hpp"
 #include "ascend_ops/tensor.hpp"
 #include "host/lightning_indexer.h"
 #include "kernel/lightning_indexer_launch.h"
@@ -20,6 +24,51 @@ struct Op {
   };
   using Tiling = LightningIndexerTiling;
   static constexpr const char* kName = "lightning_indexer";
+
+  enum Input { kQuery = 0, kKey = 1 };  // params() indices of the inputs the output shape is read from
+  static const std::array<desc::Param<Args>, 11>& params() {
+    using desc::Access;
+    using desc::Kind;
+    constexpr Access in = Access::kRead;
+    static const std::array<desc::Param<Args>, 11> p{{
+        {"query", Kind::kTensor, in, false, false, nullptr, &desc::set_field<&Args::query>},
+        {"key", Kind::kTensor, in, false, false, nullptr, &desc::set_field<&Args::key>},
+        {"weights", Kind::kTensor, in, false, false, nullptr, &desc::set_field<&Args::weights>},
+        {"actual_seq_lengths_query", Kind::kTensor, in, true, true, "None",
+         &desc::set_field<&Args::actual_seq_lengths_query>},
+        {"actual_seq_lengths_key", Kind::kTensor, in, true, true, "None",
+         &desc::set_field<&Args::actual_seq_lengths_key>},
+        {"block_table", Kind::kTensor, in, true, true, "None", &desc::set_field<&Args::block_table>},
+        {"layout_query", Kind::kString, in, false, true, "\"BSND\"", &set_layout_query},
+        {"layout_key", Kind::kString, in, false, true, "\"PA_BSND\"", &set_layout_key},
+        {"sparse_count", Kind::kInt, in, false, true, "2048", &desc::set_field<&Args::sparse_count>},
+        {"sparse_mode", Kind::kInt, in, false, true, "3", &desc::set_field<&Args::sparse_mode>},
+        {"return_value", Kind::kBool, in, false, true, "False", &desc::ignore<Args>},
+    }};
+    return p;
+  }
+  // [B, S1, N2, K] (BSND query) or [T1, N2, K] (TND): top-k key positions and their scores.
+  static const std::array<desc::Output<Args>, 2>& outputs() {
+    static const std::array<desc::Output<Args>, 2> o{{
+        {"sparse_indices", AOP_DTYPE_INT32, nullptr, &desc::set_field<&Args::sparse_indices>, "out_indices"},
+        {"sparse_values", AOP_DTYPE_FLOAT32, "return_value", &desc::set_field<&Args::sparse_values>, "out_values"},
+    }};
+    return o;
+  }
+  static std::vector<desc::Dim> output_dims(const Args& a, size_t /*output: both alike*/) {
+    using desc::Dim;
+    if (a.layout_query == Layout::kTND) return {Dim::of(kQuery, 0), Dim::of(kKey, -2), Dim::value(a.sparse_count)};
+    return {Dim::of(kQuery, 0), Dim::of(kQuery, 1), Dim::of(kKey, -2), Dim::value(a.sparse_count)};
+  }
+  static void set_layout_query(Args& a, const desc::Value& v) {
+    a.layout_query = parse_layout(v.s, "layout_query", false);
+  }
+  static void set_layout_key(Args& a, const desc::Value& v) { a.layout_key = parse_layout(v.s, "layout_key", true); }
+  static void check_inputs(const Args& a) { (void)validate(a, false); }
+  static void check_attributes(const Args&) {}
+  static void run_cpu(const Args& a) { lightning_indexer::run_cpu(a); }
+  static void run_npu(const Args& a, const NpuContext& ctx) { lightning_indexer::run_npu(a, ctx); }
+
   static constexpr const char* kKernel = "lightning_indexer_kernel";
   // block_dim AICs, two AIVs each; as KERNEL_TASK_TYPE_DEFAULT in the kernel
   static constexpr launch::KernelType kKernelType = launch::KernelType::kMixAic1_2;
@@ -54,6 +103,34 @@ struct Op {
             optional(a.block_table, "block_table", GmRole::kInput),
             launch::gm(a.sparse_indices, "sparse_indices", GmRole::kOutput),
             optional(a.sparse_values, "sparse_values", GmRole::kOutput)};
+  }
+  // The tiling as `_core.kernel_tiling` shows it, with the UB bytes the kernel allocates.
+  static std::vector<std::pair<const char*, int64_t>> tiling_fields(const Tiling& t) {
+    return {
+            {"rows_per_group", t.rows_per_group},
+            {"m_pad", t.m_pad},
+            {"tile_keys", t.tile_keys},
+            {"rows_per_aiv", t.rows_per_aiv},
+            {"block_keys", t.block_keys},
+            {"block_pad", t.block_pad},
+            {"fix_keys", t.fix_keys},
+            {"c_buffers", t.c_buffers},
+            {"head_chunk", t.head_chunk},
+            {"k_pad", t.k_pad},
+            {"groups_per_batch", t.groups_per_batch},
+            {"items", t.items},
+            {"splits", t.splits},
+            {"halves", t.halves},
+            {"slots", t.slots},
+            {"merge_pairs", t.merge_pairs},
+            {"units", t.units},
+            {"block_dim", t.block_dim},
+            {"items_per_core", t.items_per_core},
+            {"cores_with_extra", t.cores_with_extra},
+            {"slot_floats", t.slot_floats},
+            {"workspace_per_aic", t.workspace_per_aic},
+            {"workspace_floats", t.workspace_floats},
+            {"ub_bytes", kernel_ub_bytes(t)}};
   }
   static auto npu_launch() { return &lightning_indexer_launch; }
 #ifdef AOP_WITH_EMU

@@ -1,10 +1,14 @@
-// reshape_and_cache as common's launch runs it (ascend_ops/kernel_launch.hpp): the words every
-// backend uses, mapped to this op's host interface (host/reshape_and_cache.h) and kernel
-// (kernel/reshape_and_cache_launch.h).
+// reshape_and_cache, described once: its arguments (ascend_ops/op_params.hpp), from which common
+// derives the front doors, and its launch (ascend_ops/kernel_launch.hpp), mapped to this op's host
+// interface (host/reshape_and_cache.h) and kernel (kernel/reshape_and_cache_launch.h).
 #pragma once
 #include <array>
+#include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "ascend_ops/kernel_launch.hpp"
+#include "ascend_ops/op_params.hpp"
 #include "host/reshape_and_cache.h"
 #include "kernel/reshape_and_cache_launch.h"
 
@@ -15,6 +19,36 @@ struct Op {
   using Prepared = reshape_and_cache::Args;  // the canonical [T, H, D] form
   using Tiling = ReshapeAndCacheTiling;
   static constexpr const char* kName = "reshape_and_cache";
+
+  // key / value [T, H, D] or [T, H*D] with head_num; value and value_cache None: a key-only cache.
+  static const std::array<desc::Param<Args>, 7>& params() {
+    using desc::Access;
+    using desc::Kind;
+    static const std::array<desc::Param<Args>, 7> p{{
+        {"key", Kind::kTensor, Access::kRead, false, false, nullptr, &desc::set_field<&Args::key>},
+        {"value", Kind::kTensor, Access::kRead, true, false, nullptr, &desc::set_flagged<&Args::value, &Args::has_value>},
+        {"key_cache", Kind::kTensor, Access::kWrite, false, false, nullptr, &desc::set_field<&Args::key_cache>},
+        {"value_cache", Kind::kTensor, Access::kWrite, true, false, nullptr,
+         &desc::set_flagged<&Args::value_cache, &Args::has_value_cache>},
+        {"slot_mapping", Kind::kTensor, Access::kRead, false, false, nullptr, &desc::set_field<&Args::slot_mapping>},
+        {"cache_mode", Kind::kInt, Access::kRead, false, false, "0", &set_cache_mode},
+        {"head_num", Kind::kInt, Access::kRead, true, false, "None", &desc::set_field<&Args::head_num>},
+    }};
+    return p;
+  }
+  static const std::array<desc::Output<Args>, 0>& outputs() {
+    static const std::array<desc::Output<Args>, 0> none{};
+    return none;
+  }
+  // An int64 cache_mode that does not fit int32 becomes -1 (refused by validation).
+  static void set_cache_mode(Args& a, const desc::Value& v) {
+    a.cache_mode = v.i == static_cast<int32_t>(v.i) ? static_cast<int32_t>(v.i) : -1;
+  }
+  static void check_inputs(const Args& a) { validate(a); }
+  static void check_attributes(const Args&) {}
+  static void run_cpu(const Args& a) { reshape_and_cache::run_cpu(a); }
+  static void run_npu(const Args& a, const NpuContext& ctx) { reshape_and_cache::run_npu(a, ctx); }
+
   static constexpr const char* kKernel = "reshape_and_cache_kernel";
   // vector-only, with the SyncAll of the check phase
   static constexpr launch::KernelType kKernelType = launch::KernelType::kMixAiv1_0;
@@ -35,6 +69,25 @@ struct Op {
             a.has_value ? launch::gm(a.value_cache, "value_cache", GmRole::kOutput)
                         : launch::gm_absent("value_cache", GmRole::kOutput),
             launch::gm(a.slot_mapping, "slot_mapping", GmRole::kInput)};
+  }
+  // The tiling as `_core.kernel_tiling` shows it.
+  static std::vector<std::pair<const char*, int64_t>> tiling_fields(const Tiling& t) {
+    return {
+            {"num_tokens", t.num_tokens},
+            {"key_row_elems", t.key_row_elems},
+            {"value_row_elems", t.value_row_elems},
+            {"key_token_stride", t.key_token_stride},
+            {"value_token_stride", t.value_token_stride},
+            {"num_slots", t.num_slots},
+            {"elem_bytes", t.elem_bytes},
+            {"slot_bytes", t.slot_bytes},
+            {"block_dim", t.block_dim},
+            {"tokens_per_core", t.tokens_per_core},
+            {"cores_with_extra", t.cores_with_extra},
+            {"chunk_elems", t.chunk_elems},
+            {"block_size", t.block_size},
+            {"has_value", t.has_value},
+            {"cache_mode", t.cache_mode}};
   }
   static auto npu_launch() { return &reshape_and_cache_launch; }
 #ifdef AOP_WITH_EMU

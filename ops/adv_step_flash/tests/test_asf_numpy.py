@@ -117,7 +117,7 @@ def test_tiling():
     core = load_native("ascend_ops.adv_step_flash", "core")
     case = Case(100, 90, 16, table_pad=8)
     arrays = make(case, VLLM)
-    t = core.tiling(*call_args(case, arrays), soc="Ascend910B4")
+    t = core.kernel_tiling(*call_args(case, arrays), soc="Ascend910B4")
     assert (t["block_dim"], t["seqs_per_core"], t["cores_with_extra"]) == (40, 2, 20)
     assert t["table_row_stride"] == case.max_blocks + 8 and t["max_blocks"] == case.max_blocks
     assert (t["token_bytes"], t["seq_len_bytes"], t["table_bytes"]) == (8, 4, 4)

@@ -125,7 +125,7 @@ def extra_memory(query, key, weights, block_table, lengths) -> int:
     core = load_native("ascend_ops.lightning_indexer", "core")
     bits = lambda t: t.view(torch.int16).numpy().view("uint16")  # noqa: E731
     plan = core.cpu_plan(bits(query), bits(key), bits(weights), None, lengths.numpy(), block_table.numpy(),
-                         "BSND", "PA_BSND", K, 3, "bfloat16")
+                         "BSND", "PA_BSND", K, 3, dtype="bfloat16")
     b, s1, s2 = query.shape[0], query.shape[1], int(lengths[0])
     chunks = -(-s2 // plan["key_chunk"])
     rows = plan["row_block"]

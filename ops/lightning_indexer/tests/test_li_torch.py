@@ -339,7 +339,7 @@ def torch_npu_root() -> Path:
 
 @pytest.fixture(scope="module")
 def npu_object(torch_npu_root) -> Path:
-    """torch/npu.cpp compiled to an object with the flags the real build uses."""
+    """The generated PrivateUse1 adapter compiled to an object with the flags the real build uses."""
     return npu_compile_check.compile_adapter(OP_DIR, REPO, torch_npu_root)
 
 
@@ -351,5 +351,5 @@ def test_npu_adapter_calls_only_exported_symbols(npu_object, torch_npu_root):
     """Every symbol npu.o needs is ours (aop::) or exported by libtorch_npu, torch or the C++
     runtime: the adapter links where torch_npu is installed."""
     missing, needed = npu_compile_check.undefined_symbols(npu_object, torch_npu_root)
-    assert not missing, f"npu.cpp needs symbols no library exports: {missing}"
+    assert not missing, f"the PrivateUse1 adapter needs symbols no library exports: {missing}"
     assert any("c10_npu::getCurrentNPUStream" in name for name in needed)

@@ -238,13 +238,14 @@ def test_compiled_in_a_graph_with_other_ops():
         return key_cache.sum() + value_cache[0].sum()
 
     torch._dynamo.reset()
-    qkv = torch.randn(6, 6, 8)
+    qkv = torch.randn(6, 6, 8, generator=torch.Generator().manual_seed(0))
     slots = torch.tensor([3, 0, -1, 7, 5, 1])
     caches = [torch.zeros(2, 4, 2, 8) for _ in range(4)]
     want = step(qkv, caches[0], caches[1], slots)
     got = torch.compile(step, fullgraph=True)(qkv, caches[2], caches[3], slots)
     assert torch.equal(caches[0], caches[2]) and torch.equal(caches[1], caches[3])
-    assert torch.allclose(got, want)
+    # Inductor may sum the 128 float32 values in another order than eager: a few ulps of the sums.
+    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
 # --- opcheck --------------------------------------------------------------------------------
@@ -499,7 +500,7 @@ def torch_npu_root() -> Path:
 
 @pytest.fixture(scope="module")
 def npu_object(torch_npu_root) -> Path:
-    """torch/npu.cpp compiled to an object with the flags the real build uses."""
+    """The generated PrivateUse1 adapter compiled to an object with the flags the real build uses."""
     return npu_compile_check.compile_adapter(OP_DIR, REPO, torch_npu_root)
 
 
@@ -511,5 +512,5 @@ def test_npu_adapter_calls_only_exported_symbols(npu_object, torch_npu_root):
     """Every symbol npu.o needs is ours (aop::) or exported by libtorch_npu, torch or the C++
     runtime: the adapter links where torch_npu is installed (EXEC_NPU_CMD would not)."""
     missing, needed = npu_compile_check.undefined_symbols(npu_object, torch_npu_root)
-    assert not missing, f"npu.cpp needs symbols no library exports: {missing}"
+    assert not missing, f"the PrivateUse1 adapter needs symbols no library exports: {missing}"
     assert any("c10_npu::getCurrentNPUStream" in name for name in needed)

@@ -1,6 +1,5 @@
-// The part of every op's run_npu_sim module (ops/*/host/sim_module.cpp) that is the same for all
-// ops: HAS_NPU_SIM, the stand-in task queue's drain entry, and the NpuContext on a simulated
-// stream. The op adds only its run_npu_sim signature.
+// The simulated runtime's part of every op's `_core` (run_npu_sim, ascend_ops/numpy_op.hpp):
+// HAS_NPU_SIM, the stand-in task queue's drain entry, and the NpuContext on a simulated stream.
 #pragma once
 #include <cstdint>
 

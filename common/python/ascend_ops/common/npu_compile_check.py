@@ -1,4 +1,6 @@
-"""Compile-checking an op's torch_npu adapter (``torch/npu.cpp``) where there is no NPU.
+"""Compile-checking an op's torch_npu adapter where there is no NPU: the PrivateUse1 registration
+the build generates for an op from ``common/cmake/torch_npu_module.cpp.in`` (common's
+``torch_npu_op.hpp`` over the op's ``op.h``).
 
 The torch_npu wheel is downloaded and unpacked (never installed) by the repository's
 ``ci/fetch_torch_npu_headers.py``; the adapter is compiled against its headers with the flags
@@ -34,7 +36,8 @@ def torch_npu_root(repo: Path) -> Path:
 
 
 def compile_adapter(op_dir: Path, repo: Path, npu_root: Path) -> Path:
-    """Compile ``op_dir/torch/npu.cpp`` to ``repo/build/torch_npu_compile_check_<op>/npu.o``."""
+    """Compile the op's generated PrivateUse1 registration to
+    ``repo/build/torch_npu_compile_check_<op>/npu.o``."""
     import torch
     from torch.utils.cpp_extension import include_paths
 
@@ -42,16 +45,19 @@ def compile_adapter(op_dir: Path, repo: Path, npu_root: Path) -> Path:
     build = repo / "build" / f"torch_npu_compile_check_{op_dir.name}"
     build.mkdir(parents=True, exist_ok=True)
     out = build / "npu.o"
+    source = build / "torch_npu_module.cpp"
+    template = repo / "common" / "cmake" / "torch_npu_module.cpp.in"
+    source.write_text(template.read_text().replace("@AOP_OP@", op_dir.name))
     cmd = [
         "g++", "-std=c++20", "-c", "-fPIC", "-O1", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror",
         f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}",
         f"-I{op_dir}", f"-I{repo / 'common' / 'include'}",
         *[f"-isystem{p}" for p in include_paths()],
         f"-isystem{npu_root / 'include'}",
-        str(op_dir / "torch" / "npu.cpp"), "-o", str(out),
+        str(source), "-o", str(out),
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
-    assert proc.returncode == 0, f"npu.cpp does not compile against torch_npu's headers:\n{proc.stderr}"
+    assert proc.returncode == 0, f"{op_dir.name}'s PrivateUse1 adapter does not compile against torch_npu's headers:\n{proc.stderr}"
     return out
 
 
