@@ -3,8 +3,9 @@
 No NPU and no CANN here. The mindspore 2.10 wheel ships the headers of its Ascend plugin and
 the plugin's libraries (``lib/plugin/libmindspore_ascend.so.2``, ``lib/plugin/ascend/*``), so:
 
-- every op's ``mindspore/pynative.cpp`` is compiled with ``AOP_MS_ASCEND`` (its NPU branch:
-  ``ascend_ops/mindspore_npu.hpp``, run_npu on MindSpore's current stream), and
+- every op's ``mindspore/module.cpp`` is compiled with ``AOP_MS_ASCEND``: its PyNative entry,
+  common's ``ascend_ops/mindspore_pynative.hpp`` over the op's ``op.h``, has an NPU branch
+  (``ascend_ops/mindspore_npu.hpp``, run_npu on MindSpore's current stream), and
   the graph-mode kernels ``mindspore/ascend/graph_npu.cpp`` (the KernelMod of
   ``CustomOpBuilder(op_def=...)``, ``ascend_ops/mindspore_graph_npu.hpp``);
 - link check: every symbol the objects need is exported by the wheel's libraries, by common or
@@ -76,7 +77,7 @@ def _includes(ms: Path) -> list:
 def objects(ms_root, tmp_path_factory) -> dict:
     """Every Ascend adapter source compiled once: {(op, source): object}."""
     out = tmp_path_factory.mktemp("ms_ascend")
-    jobs = [(op, "mindspore/pynative.cpp") for op in OPS] + list(GRAPH_KERNELS.items())
+    jobs = [(op, "mindspore/module.cpp") for op in OPS] + list(GRAPH_KERNELS.items())
 
     def build(job):
         op, source = job
@@ -122,7 +123,7 @@ def _demangle(names) -> dict:
     return dict(zip(names, proc.stdout.splitlines()))
 
 
-@pytest.mark.parametrize("job", [(op, "mindspore/pynative.cpp") for op in OPS] + list(GRAPH_KERNELS.items()),
+@pytest.mark.parametrize("job", [(op, "mindspore/module.cpp") for op in OPS] + list(GRAPH_KERNELS.items()),
                          ids=lambda j: f"{j[0]}:{Path(j[1]).name}")
 def test_ascend_adapter_compiles_and_links(job, objects, ms_exports):
     obj, proc = objects[job]

@@ -19,6 +19,7 @@ struct Op {
   using Prepared = adv_step_flash::Args;
   using Tiling = AdvStepFlashTiling;
   static constexpr const char* kName = "advance_step_flashattn";
+  static constexpr const char* kPackage = "ascend-op-adv-step-flash";
 
   // vLLM's advance_step_flashattn: the four [num_seqs] outputs are written in place.
   static const std::array<desc::Param<Args>, 9>& params() {

@@ -24,6 +24,7 @@ struct Op {
   };
   using Tiling = LightningIndexerTiling;
   static constexpr const char* kName = "lightning_indexer";
+  static constexpr const char* kPackage = "ascend-op-lightning-indexer";
 
   enum Input { kQuery = 0, kKey = 1 };  // params() indices of the inputs the output shape is read from
   static const std::array<desc::Param<Args>, 11>& params() {

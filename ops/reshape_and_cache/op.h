@@ -19,6 +19,7 @@ struct Op {
   using Prepared = reshape_and_cache::Args;  // the canonical [T, H, D] form
   using Tiling = ReshapeAndCacheTiling;
   static constexpr const char* kName = "reshape_and_cache";
+  static constexpr const char* kPackage = "ascend-op-reshape-and-cache";
 
   // key / value [T, H, D] or [T, H*D] with head_num; value and value_cache None: a key-only cache.
   static const std::array<desc::Param<Args>, 7>& params() {

@@ -28,6 +28,7 @@
 #include "ascend_ops/op_params.hpp"
 #include "ascend_ops/parallel.h"
 #include "ascend_ops/platform.hpp"
+#include "ascend_ops/py_args.hpp"
 #ifdef AOP_WITH_EMU
 #include "ascend_ops/emu_pybind.hpp"
 #endif
@@ -40,101 +41,11 @@ AOP_NAMESPACE_BEGIN
 namespace numpy_adapter __attribute__((visibility("hidden"))) {
 
 namespace py = pybind11;
-
-// A keyword of one function besides the op's arguments, with its default.
-struct Option {
-  const char* name;
-  py::object default_value;  // an empty handle: required
-};
-
-// One call's arguments: the op's in description order, the function's options by name, and the
-// output arrays given by name.
-struct Parsed {
-  std::vector<py::object> params;
-  py::dict options;
-  py::dict outputs;
-};
-
-inline py::object schema_default(const char* text) {
-  const std::string s(text);
-  if (s == "None") return py::none();
-  if (s == "False") return py::bool_(false);
-  if (s == "True") return py::bool_(true);
-  if (s.size() >= 2 && s.front() == '"') return py::str(s.substr(1, s.size() - 2));
-  return py::int_(std::stoll(s));
-}
-
-template <class Op>
-Parsed parse(const char* fn, const py::args& args, const py::kwargs& kwargs, const std::vector<Option>& options) {
-  const auto& params = Op::params();
-  const auto& outputs = Op::outputs();
-  const std::string where = std::string(Op::kName) + "." + fn + "()";
-  if (args.size() > params.size()) {
-    throw Error(AOP_TYPE_ERROR, where + " takes at most " + std::to_string(params.size()) +
-                                    " positional arguments but " + std::to_string(args.size()) + " were given");
-  }
-  Parsed p;
-  p.params.resize(params.size());
-  std::vector<bool> given(params.size(), false);
-  for (size_t i = 0; i < args.size(); ++i) {
-    p.params[i] = py::reinterpret_borrow<py::object>(args[i]);
-    given[i] = true;
-  }
-  for (const auto& item : kwargs) {
-    const std::string name = py::str(item.first);
-    bool found = false;
-    for (size_t i = 0; i < params.size() && !found; ++i) {
-      if (name != params[i].name) continue;
-      if (given[i]) throw Error(AOP_TYPE_ERROR, where + " got multiple values for argument '" + name + "'");
-      p.params[i] = py::reinterpret_borrow<py::object>(item.second);
-      given[i] = found = true;
-    }
-    for (const Option& o : options) {
-      if (!found && name == o.name) {
-        p.options[o.name] = item.second;
-        found = true;
-      }
-    }
-    for (size_t i = 0; i < outputs.size() && !found; ++i) {
-      const char* former = outputs[i].former_keyword;
-      if (name == outputs[i].name || (former != nullptr && name == former)) {
-        if (!item.second.is_none()) p.outputs[outputs[i].name] = item.second;
-        found = true;
-      }
-    }
-    if (!found) throw Error(AOP_TYPE_ERROR, where + " got an unexpected keyword argument '" + name + "'");
-  }
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (given[i]) continue;
-    if (params[i].default_value == nullptr && !params[i].optional) {
-      throw Error(AOP_TYPE_ERROR, where + " missing required argument '" + params[i].name + "'");
-    }
-    p.params[i] = params[i].default_value != nullptr ? schema_default(params[i].default_value) : py::none();
-  }
-  for (const Option& o : options) {
-    if (p.options.contains(o.name)) continue;
-    if (!o.default_value) throw Error(AOP_TYPE_ERROR, where + " missing required argument '" + o.name + "'");
-    p.options[o.name] = o.default_value;
-  }
-  return p;
-}
-
-inline std::string type_name(const py::handle& o) { return py::str(py::type::of(o).attr("__name__")); }
-
-// An int argument: a Python or NumPy integer, not a bool.
-inline int64_t to_int(const py::handle& o, const char* op, const char* name) {
-  if (PyBool_Check(o.ptr()) || !PyIndex_Check(o.ptr())) {
-    throw Error(AOP_TYPE_ERROR, std::string(op) + ": " + name + " should be an int but is " + type_name(o));
-  }
-  const py::int_ value = py::reinterpret_steal<py::int_>(PyNumber_Index(o.ptr()));
-  int overflow = 0;
-  const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
-  if (overflow != 0) {
-    throw Error(AOP_VALUE_ERROR, std::string(op) + ": " + name + " should fit in int64 but is " +
-                                     std::string(py::str(value)));
-  }
-  return static_cast<int64_t>(v);
-}
+using py_args::Option;
+using py_args::Parsed;
+using py_args::parse;
+using py_args::to_int;
+using py_args::type_name;
 
 // The value of argument i for the host.
 template <class Args>

@@ -2,21 +2,17 @@
 #include "include/pynative/utils/pyboost/custom/tensor.h"  // the ms::Tensor caster
 #include "pybind11/stl.h"                                  // optional tensors, shapes and dtype names
 
+#include "ascend_ops/mindspore_pynative.hpp"
 #include "ascend_ops/module_info.hpp"
 #include "graph.h"
-#include "pynative.h"
+#include "op.h"
 
 PYBIND11_MODULE(MS_EXTENSION_NAME, m) {
   namespace py = pybind11;
   using namespace aop::lightning_indexer;
   m.doc() = "ascend-ops lightning_indexer: MindSpore PyNative and Graph-mode (aot) entries";
   aop::set_module_info(m);
-  m.def("lightning_indexer", &ms_pynative::lightning_indexer, py::arg("query"), py::arg("key"), py::arg("weights"),
-        py::arg("actual_seq_lengths_query") = py::none(), py::arg("actual_seq_lengths_key") = py::none(),
-        py::arg("block_table") = py::none(), py::arg("layout_query") = "BSND", py::arg("layout_key") = "PA_BSND",
-        py::arg("sparse_count") = 2048, py::arg("sparse_mode") = 3, py::arg("return_value") = false,
-        "Indices (and scores) of the top sparse_count visible keys of every query row (PyNative). Returns "
-        "(sparse_indices, sparse_values or None).");
+  aop::ms_adapter::bind_pynative<Op>(m);  // PyNative, from the description (op.h)
   m.def("layout_code", &ms_graph::layout_code, py::arg("name"), py::arg("arg"), py::arg("is_key"),
         "The aot kernel's code of a layout name; ValueError for an unknown one.");
   m.def("output_shape", &ms_graph::output_shape, py::arg("shapes"), py::arg("dtypes"), py::arg("layout_query"),
