@@ -24,6 +24,7 @@
 
 #include "ascend_ops/mindspore_task.hpp"
 #include "ascend_ops/mindspore_view.hpp"
+#include "ascend_ops/module_info.hpp"
 #include "ascend_ops/npu_context.hpp"
 #include "ascend_ops/op_params.hpp"
 #include "ascend_ops/py_args.hpp"
@@ -274,6 +275,18 @@ py::object pynative(const py::args& args, const py::kwargs& kwargs) {
     case 2: return with_absent_outputs<Op>(c, call_with_outputs<Op, 2>(c));
     default: return with_absent_outputs<Op>(c, call_with_outputs<Op, 3>(c));
   }
+}
+
+// The start of every op's `_ms` module: its doc, the version facts and the PyNative entry; the
+// op's module then adds its Graph-mode entries.
+template <class Op>
+void bind_pynative(py::module_& m);
+
+template <class Op>
+void init_module(py::module_& m) {
+  m.doc() = (std::string("ascend-ops ") + Op::kName + ": MindSpore PyNative and Graph-mode (aot) entries").c_str();
+  set_module_info(m);
+  bind_pynative<Op>(m);
 }
 
 template <class Op>

@@ -3,16 +3,13 @@
 #include "pybind11/stl.h"                                  // optional tensors, shapes and dtype names
 
 #include "ascend_ops/mindspore_pynative.hpp"
-#include "ascend_ops/module_info.hpp"
 #include "graph.h"
 #include "op.h"
 
 PYBIND11_MODULE(MS_EXTENSION_NAME, m) {
   namespace py = pybind11;
   using namespace aop::lightning_indexer;
-  m.doc() = "ascend-ops lightning_indexer: MindSpore PyNative and Graph-mode (aot) entries";
-  aop::set_module_info(m);
-  aop::ms_adapter::bind_pynative<Op>(m);  // PyNative, from the description (op.h)
+  aop::ms_adapter::init_module<Op>(m);  // doc, versions, PyNative (from the description, op.h)
   m.def("layout_code", &ms_graph::layout_code, py::arg("name"), py::arg("arg"), py::arg("is_key"),
         "The aot kernel's code of a layout name; ValueError for an unknown one.");
   m.def("output_shape", &ms_graph::output_shape, py::arg("shapes"), py::arg("dtypes"), py::arg("layout_query"),
