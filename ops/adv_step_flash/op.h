@@ -40,10 +40,7 @@ struct Op {
     }};
     return p;
   }
-  static const std::array<desc::Output<Args>, 0>& outputs() {
-    static const std::array<desc::Output<Args>, 0> none{};
-    return none;
-  }
+  static std::array<desc::Output<Args>, 0> outputs() { return {}; }  // writes in place, returns nothing
   static void check_inputs(const Args& a) { validate(a); }
   static void check_attributes(const Args& a) { validate_ints(a.num_seqs, a.num_queries, a.block_size); }
   static void run_cpu(const Args& a) { adv_step_flash::run_cpu(a); }

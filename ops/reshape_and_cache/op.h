@@ -37,10 +37,7 @@ struct Op {
     }};
     return p;
   }
-  static const std::array<desc::Output<Args>, 0>& outputs() {
-    static const std::array<desc::Output<Args>, 0> none{};
-    return none;
-  }
+  static std::array<desc::Output<Args>, 0> outputs() { return {}; }  // writes in place, returns nothing
   // An int64 cache_mode that does not fit int32 becomes -1 (refused by validation).
   static void set_cache_mode(Args& a, const desc::Value& v) {
     a.cache_mode = v.i == static_cast<int32_t>(v.i) ? static_cast<int32_t>(v.i) : -1;

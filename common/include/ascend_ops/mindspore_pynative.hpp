@@ -237,10 +237,8 @@ py::object pynative(const py::args& args, const py::kwargs& kwargs) {
     if constexpr (std::tuple_size_v<std::decay_t<decltype(Op::outputs())>> > 0) {
       const auto& outs = Op::outputs();
       for (size_t o = 0; o < outs.size(); ++o) {
-        bool present = outs[o].present_if == nullptr;
-        for (size_t i = 0; i < params.size() && !present; ++i) {
-          present = std::string(params[i].name) == outs[o].present_if && c.values[i].b;
-        }
+        const int flag = outs[o].present_if == nullptr ? -1 : desc::param_index(params, outs[o].present_if);
+        const bool present = outs[o].present_if == nullptr || (flag >= 0 && c.values[static_cast<size_t>(flag)].b);
         if (!present) {
           c.output_shapes.emplace_back(std::nullopt);
           continue;

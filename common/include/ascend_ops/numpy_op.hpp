@@ -94,11 +94,8 @@ typename Op::Args host_args(const Parsed& p, const std::string& dtype) {
 template <class Op>
 bool output_present(const desc::Output<typename Op::Args>& out, const Parsed& p) {
   if (out.present_if == nullptr || p.outputs.contains(out.name)) return true;
-  const auto& params = Op::params();
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (std::strcmp(params[i].name, out.present_if) == 0) return p.params[i].cast<bool>();
-  }
-  return false;
+  const int flag = desc::param_index(Op::params(), out.present_if);
+  return flag >= 0 && p.params[static_cast<size_t>(flag)].cast<bool>();
 }
 
 inline py::dtype numpy_dtype_of(aop_dtype dtype) {

@@ -7,6 +7,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -116,6 +117,15 @@ void set_flagged(typename detail::member<decltype(M)>::cls& args, const Value& v
 // An argument the host's Args does not hold (it steers the front door, e.g. which outputs exist).
 template <class Args>
 void ignore(Args&, const Value&) {}
+
+// The index of the argument named `name`, or -1.
+template <class Args, size_t N>
+int param_index(const std::array<Param<Args>, N>& params, const char* name) {
+  for (size_t i = 0; i < N; ++i) {
+    if (std::strcmp(params[i].name, name) == 0) return static_cast<int>(i);
+  }
+  return -1;
+}
 
 // ---- the torch schema ----
 

@@ -101,11 +101,8 @@ const at::Tensor& first_tensor(const c10::ArrayRef<c10::IValue>& in) {
 template <class Op>
 bool output_present(const desc::Output<typename Op::Args>& out, const c10::ArrayRef<c10::IValue>& in) {
   if (out.present_if == nullptr) return true;
-  const auto& params = Op::params();
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (std::string(params[i].name) == out.present_if) return in[i].toBool();
-  }
-  return false;
+  const int flag = desc::param_index(Op::params(), out.present_if);
+  return flag >= 0 && in[static_cast<size_t>(flag)].toBool();
 }
 
 // Dimension d of output `o` on tensors whose sizes may be symbolic.

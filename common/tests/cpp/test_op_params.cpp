@@ -95,3 +95,9 @@ TEST(written_marks_in_place_tensors_only) {
   CHECK(kParams[1].written());
   CHECK(!kParams[2].written() && !kParams[2].is_tensor());
 }
+
+TEST(param_index_finds_an_argument_by_name) {
+  CHECK_EQ(aop::desc::param_index(kParams, "flag"), 5);
+  CHECK_EQ(aop::desc::param_index(kParams, "x"), 0);
+  CHECK_EQ(aop::desc::param_index(kParams, "no_such"), -1);
+}
