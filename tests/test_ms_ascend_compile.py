@@ -3,15 +3,17 @@
 No NPU and no CANN here. The mindspore 2.10 wheel ships the headers of its Ascend plugin and
 the plugin's libraries (``lib/plugin/libmindspore_ascend.so.2``, ``lib/plugin/ascend/*``), so:
 
-- every op's ``mindspore/module.cpp`` is compiled with ``AOP_MS_ASCEND``: its PyNative entry,
-  common's ``ascend_ops/mindspore_pynative.hpp`` over the op's ``op.h``, has an NPU branch
-  (``ascend_ops/mindspore_npu.hpp``, run_npu on MindSpore's current stream), and
-  the graph-mode kernels ``mindspore/ascend/graph_npu.cpp`` (the KernelMod of
-  ``CustomOpBuilder(op_def=...)``, ``ascend_ops/mindspore_graph_npu.hpp``);
+- every installed op's (``ascend_ops.ops`` entry points) ``_ms`` module, as CMake generates it
+  (``common/cmake/ms_module.cpp.in`` over the op's ``op.h``), is compiled with ``AOP_MS_ASCEND``:
+  its PyNative entry (``ascend_ops/mindspore_pynative.hpp``) has an NPU branch
+  (``ascend_ops/mindspore_npu.hpp``, run_npu on MindSpore's current stream); and so are its
+  graph-mode kernels (``ms_graph_npu.cpp.in``: the KernelMod of ``CustomOpBuilder(op_def=...)``,
+  ``ascend_ops/mindspore_graph_npu.hpp``);
 - link check: every symbol the objects need is exported by the wheel's libraries, by common or
   the op's host code, by the C/C++ runtime or by the Python interpreter; the only one left is
   ``run_npu`` (common's npu::run_kernel over op.h, built where CANN is found), and it must be needed.
-- the op definition yaml goes through MindSpore's own generator (``gen_custom_ops.py``, what
+- the op definition yaml (generated from the description, ``ascend_ops.<op>._description``, by
+  ``ascend_ops.common.codegen``) goes through MindSpore's own generator (``gen_custom_ops.py``, what
   ``CustomOpBuilder(op_def=...)`` runs): the in-place inputs are ``RW_WRITE`` with ``side_effect_mem``.
 
 ``CUSTOM_ASCEND_OP`` (CustomOpBuilder's Ascend flag) is not defined: with it ``ms_extension``
@@ -29,13 +31,39 @@ from pathlib import Path
 
 import pytest
 
+from ascend_ops.common import codegen
+from ascend_ops.common.registry import installed_ops
+
 ROOT = Path(__file__).resolve().parent.parent
-OPS = ("reshape_and_cache", "adv_step_flash", "lightning_indexer")
-GRAPH_KERNELS = {op: "mindspore/ascend/graph_npu.cpp" for op in OPS}
-# The inputs each op's yaml marks RW_WRITE (written in place; lightning_indexer has real outputs).
-IN_PLACE = {"reshape_and_cache": ("key_cache", "value_cache"),
-            "adv_step_flash": ("input_tokens", "input_positions", "seq_lens", "slot_mapping"),
-            "lightning_indexer": ()}
+OPS = tuple(op.name for op in installed_ops())
+TEMPLATES = ROOT / "common" / "cmake"
+SOURCES = ("ms_module.cpp", "ms_graph_npu.cpp")  # the _ms module and its graph kernels, rendered
+GRAPH_KERNEL = "ms_graph_npu.cpp"
+
+
+def _description(op: str) -> dict:
+    """The op's description as its build generated it (ascend_ops.<op>._description)."""
+    return __import__(f"ascend_ops.{op}._description", fromlist=["_"]).DESCRIPTION
+
+
+def _in_place(op: str) -> tuple:
+    """The arguments the description says are written in place (RW_WRITE in the yaml)."""
+    return tuple(p["name"] for p in _description(op)["params"] if p["written"])
+
+
+def _render(op: str, source: str, out: Path) -> Path:
+    """A template of common/cmake rendered for `op` as ascend_ops_add_op() does (@AOP_OP@)."""
+    path = out / f"{op}_{source}"
+    path.write_text((TEMPLATES / f"{source}.in").read_text().replace("@AOP_OP@", op))
+    return path
+
+
+def _yaml_dir(op: str, out: Path) -> Path:
+    """The op definition yaml, generated from the description as the build does."""
+    path = out / "ms_ascend"
+    path.mkdir(parents=True, exist_ok=True)
+    (path / f"{op}_op.yaml").write_text(codegen.ms_yaml(_description(op), op))
+    return path
 # Resolved at run time by the interpreter or the C/C++ runtime, not by a library we link.
 RUNTIME_PREFIXES = ("Py", "_Py", "std::", "operator new", "operator delete", "__cxa", "__gxx", "_Unwind",
                     "typeinfo for std::", "typeinfo for __cxxabiv1", "vtable for std::", "vtable for __cxxabiv1",
@@ -77,16 +105,17 @@ def _includes(ms: Path) -> list:
 def objects(ms_root, tmp_path_factory) -> dict:
     """Every Ascend adapter source compiled once: {(op, source): object}."""
     out = tmp_path_factory.mktemp("ms_ascend")
-    jobs = [(op, "mindspore/module.cpp") for op in OPS] + list(GRAPH_KERNELS.items())
+    jobs = [(op, source) for op in OPS for source in SOURCES]
 
     def build(job):
         op, source = job
+        src = _render(op, source, out)
         obj = out / f"{op}_{Path(source).stem}.o"
         cmd = ["g++", "-std=c++17", "-O0", "-fPIC", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror",
                "-Wno-missing-field-initializers", "-DAOP_MS_ASCEND=1", "-D_GLIBCXX_USE_CXX11_ABI=0",
                "-DENABLE_FAST_HASH_TABLE=1", "-DMS_EXTENSION_NAME=_ms", f'-DAOP_OP_NAME="{op}"',
                '-DAOP_OP_VERSION="0.0.0"', f"-I{ROOT / 'ops' / op}", f"-I{ROOT / 'common' / 'include'}",
-               *_includes(ms_root), "-c", str(ROOT / "ops" / op / source), "-o", str(obj)]
+               *_includes(ms_root), "-c", str(src), "-o", str(obj)]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         return job, obj, proc
 
@@ -123,11 +152,10 @@ def _demangle(names) -> dict:
     return dict(zip(names, proc.stdout.splitlines()))
 
 
-@pytest.mark.parametrize("job", [(op, "mindspore/module.cpp") for op in OPS] + list(GRAPH_KERNELS.items()),
-                         ids=lambda j: f"{j[0]}:{Path(j[1]).name}")
+@pytest.mark.parametrize("job", [(op, source) for op in OPS for source in SOURCES], ids=lambda j: f"{j[0]}:{j[1]}")
 def test_ascend_adapter_compiles_and_links(job, objects, ms_exports):
     obj, proc = objects[job]
-    assert proc.returncode == 0, f"ops/{job[0]}/{job[1]} does not compile with AOP_MS_ASCEND:\n{proc.stderr[-4000:]}"
+    assert proc.returncode == 0, f"{job[0]}'s {job[1]} does not compile with AOP_MS_ASCEND:\n{proc.stderr[-4000:]}"
     undefined = set(_strong_undefined(obj))
     from_mindspore = _demangle(undefined & ms_exports).values()
     assert any(m.startswith("mindspore::") for m in from_mindspore), "the check resolved no MindSpore symbol"
@@ -136,9 +164,9 @@ def test_ascend_adapter_compiles_and_links(job, objects, ms_exports):
     missing = sorted(m for m in names.values() if m not in ours and not m.startswith(RUNTIME_PREFIXES)
                      and m not in BUILTIN_TYPEINFO and not m.isidentifier())  # plain C names: libc / libm
     assert not missing, f"not exported by the mindspore wheel's libraries: {missing}"
-    if job in GRAPH_KERNELS.items():
+    if job[1] == GRAPH_KERNEL:
         # Resize declares the workspace the host computes from the tiling (no fixed block).
-        assert any(f"aop::{job[0]}::npu_workspace_bytes(" in m for m in ours), sorted(ours)
+        assert any(f"aop::{job[0]}::kernel_workspace_bytes(" in m for m in ours), sorted(ours)
     needs_npu = [m for m in ours if "::run_npu(" in m]
     assert needs_npu, f"{job} does not reach run_npu: {sorted(ours)}"
     assert all("NpuContext const&" in m for m in needs_npu), needs_npu
@@ -148,11 +176,12 @@ def test_ascend_adapter_compiles_and_links(job, objects, ms_exports):
     assert all(m.startswith(allowed) for m in others), others
 
 
-@pytest.mark.parametrize("op", sorted(IN_PLACE))
+@pytest.mark.parametrize("op", OPS)
 def test_op_definition_yaml_generates_an_in_place_primitive(op, ms_root, tmp_path):
     """MindSpore's own generator (what CustomOpBuilder(op_def=...) runs) accepts the yaml: the
     in-place inputs are RW_WRITE and the primitive has side_effect_mem (else the write is dropped)."""
-    yaml_dir = ROOT / "ops" / op / "mindspore" / "ascend"
+    yaml_dir = _yaml_dir(op, tmp_path / "yaml")
+    in_place = _in_place(op)
     gen = ms_root / "ops_generate" / "gen_custom_ops.py"
     # As common/cmake/AscendOpsOp.cmake runs it: the eager function lives in ascend_ops.<op>.ms.
     proc = subprocess.run([sys.executable, str(gen), "-m", f"ascend_ops.{op}.ms", "-i", str(yaml_dir), "-o",
@@ -160,14 +189,14 @@ def test_op_definition_yaml_generates_an_in_place_primitive(op, ms_root, tmp_pat
                           env={**os.environ, "PYTHONPATH": str(gen.parent)})
     assert proc.returncode == 0, proc.stderr
     prim = (tmp_path / "gen_ops_prim.py").read_text()
-    for name in IN_PLACE[op]:
+    for name in in_place:
         assert f"sig.make_sig('{name}', sig.sig_rw.RW_WRITE)" in prim, name
-    assert prim.count("sig.sig_rw.RW_WRITE") == len(IN_PLACE[op])
-    assert ('add_prim_attr("side_effect_mem", True)' in prim) == bool(IN_PLACE[op])
+    assert prim.count("sig.sig_rw.RW_WRITE") == len(in_place)
+    assert ('add_prim_attr("side_effect_mem", True)' in prim) == bool(in_place)
     assert f"(ascend_ops.{op}.ms.{op}_npu)" in prim  # ms.py's eager function, as the primitive's op_func
     op_def = (tmp_path / "gen_custom_ops_def.cc").read_text()
     assert f"gCustom_{op}_npuFuncImpl" in op_def  # what MS_CUSTOM_OPS_REGISTER({op}_npu, ...) defines
-    kernel = (ROOT / "ops" / op / GRAPH_KERNELS[op]).read_text()
+    kernel = _render(op, GRAPH_KERNEL, tmp_path).read_text()
     assert f"MS_CUSTOM_OPS_REGISTER({op}_npu," in kernel
 
 
@@ -176,11 +205,11 @@ def test_generated_op_definition_compiles(op, ms_root, tmp_path):
     """The OpDef CMake generates from the yaml and compiles into _ms compiles with the wheel's headers."""
     gen = ms_root / "ops_generate" / "gen_custom_ops.py"
     subprocess.run([sys.executable, str(gen), "-m", f"ascend_ops.{op}.ms", "-i",
-                    str(ROOT / "ops" / op / "mindspore" / "ascend"), "-o", str(tmp_path), "-d", ""], check=True,
+                    str(_yaml_dir(op, tmp_path / "yaml")), "-o", str(tmp_path), "-d", ""], check=True,
                    capture_output=True, cwd=gen.parent, env={**os.environ, "PYTHONPATH": str(gen.parent)})
     cmd = ["g++", "-std=c++17", "-O0", "-fPIC", "-D_GLIBCXX_USE_CXX11_ABI=0", "-DENABLE_FAST_HASH_TABLE=1",
            *_includes(ms_root), "-c", str(tmp_path / "gen_custom_ops_def.cc"), "-o", str(tmp_path / "def.o")]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-4000:]
-    # The OpDef needs the FuncImpl MS_CUSTOM_OPS_REGISTER defines in the op's graph_npu.cpp.
+    # The OpDef needs the FuncImpl MS_CUSTOM_OPS_REGISTER defines in the op's generated graph kernel.
     assert f"gCustom_{op}_npuFuncImpl" in "".join(_strong_undefined(tmp_path / "def.o"))

@@ -17,28 +17,32 @@ import pytest
 if importlib.util.find_spec("torch") is None:
     pytest.skip("torch is not installed", allow_module_level=True)
 
-OPS = {  # package -> torch.ops.ascend_ops entry
-    "reshape_and_cache": "reshape_and_cache",
-    "adv_step_flash": "advance_step_flashattn",
-    "lightning_indexer": "lightning_indexer",
-}
+from ascend_ops.common.registry import installed_ops  # noqa: E402
 
-# Runs the in-place ops compiled with fullgraph=True: a graph break would raise.
+
+def _torch_name(package: str) -> str:
+    """The op's torch.ops.ascend_ops entry, from its description (importing it imports no torch)."""
+    return __import__(f"ascend_ops.{package}._description", fromlist=["_"]).DESCRIPTION["name"]
+
+
+# Every installed op (the ascend_ops.ops entry points): package -> torch.ops.ascend_ops entry.
+OPS = {op.name: _torch_name(op.name) for op in installed_ops()}
+FIRST, *REST = sorted(OPS)
+
+# Runs every op's own `torch compile` check case (ascend-ops check: each call form against the
+# golden reference, torch.compile(fullgraph=True)): a graph break would raise.
 CHECK_COMPILED = textwrap.dedent("""
-    import torch
-    def rac(k, v, kc, vc, s):
-        torch.ops.ascend_ops.reshape_and_cache(k, v, kc, vc, s)
-    def asf(tok, sampled, pos, lens, slots, tables):
-        torch.ops.ascend_ops.advance_step_flashattn(2, 2, 4, tok, sampled, pos, lens, slots, tables)
-    kc, vc = torch.zeros(2, 4, 1, 8), torch.zeros(2, 4, 1, 8)
-    k, v = torch.ones(2, 1, 8), torch.ones(2, 1, 8)
-    torch.compile(rac, fullgraph=True, backend="eager")(k, v, kc, vc, torch.tensor([0, 5]))
-    assert kc.view(8, 8)[5].eq(1).all() and vc.view(8, 8)[0].eq(1).all()
-    tok, pos, slots = (torch.zeros(2, dtype=torch.int64) for _ in range(3))
-    lens = torch.tensor([3, 4], dtype=torch.int64)
-    torch.compile(asf, fullgraph=True, backend="eager")(
-        tok, torch.tensor([[7], [9]]), pos, lens, slots, torch.tensor([[1, 2], [3, 4]]))
-    assert tok.tolist() == [7, 9] and lens.tolist() == [4, 5] and slots.tolist() == [7, 16]
+    from ascend_ops.common.registry import CheckSkipped, installed_ops
+    ran = 0
+    for op in installed_ops():
+        for case in op.cases():
+            if case.mode == "torch compile" and case.backend == "cpu":
+                try:
+                    case.run()
+                    ran += 1
+                except CheckSkipped:
+                    pass
+    assert ran, "no op has a torch compile check that ran"
 """)
 
 
@@ -84,33 +88,28 @@ def test_torch_after(package):
 
 
 def test_from_import_of_the_function_then_torch():
-    run("""
-        from ascend_ops.reshape_and_cache import reshape_and_cache
-        from ascend_ops.adv_step_flash import advance_step_flashattn
+    imports = "\n".join(f"from ascend_ops.{p} import {OPS[p]}" for p in sorted(OPS))
+    run(imports, """
         import torch.nn  # a submodule import imports torch too
         import torch
-    """, has_ops(["reshape_and_cache", "adv_step_flash"]))
+    """, has_ops(sorted(OPS)))
 
 
 def test_interleaved_orders_and_compiled_without_graph_break():
-    run("""
-        import ascend_ops.adv_step_flash
+    run(f"""
+        import ascend_ops.{FIRST}
         import torch
-        import ascend_ops.reshape_and_cache, ascend_ops.lightning_indexer
-    """, has_ops(sorted(OPS)), CHECK_COMPILED)
+    """, "\n".join(f"import ascend_ops.{p}" for p in REST), has_ops(sorted(OPS)), CHECK_COMPILED)
 
 
 def test_torch_after_then_compiled_without_graph_break():
-    run("""
-        import ascend_ops.reshape_and_cache, ascend_ops.adv_step_flash
-        import torch
-    """, CHECK_COMPILED)
+    run("\n".join(f"import ascend_ops.{p}" for p in sorted(OPS)), "import torch", CHECK_COMPILED)
 
 
 def test_inductor_fix_is_registered_when_inductor_is_imported():
-    run("""
+    run(f"""
         import sys
-        import ascend_ops.reshape_and_cache
+        import ascend_ops.{FIRST}
         import torch
         assert "torch._inductor.lowering" not in sys.modules  # importing the op does not load Inductor
         import torch._inductor.lowering as lowering

@@ -1,10 +1,10 @@
 # ascend_ops_add_op(): the one build every op uses, so each op's CMakeLists.txt is a single call.
 #
 #   ascend_ops_add_op(<op>
-#     VERSION <x.y.z>
+#     VERSION <x.y.z>       default: python/ascend_ops/<op>/_version.py's __version__
 #     HOST <files>          framework-neutral C++ (validate, tiling, CPU kernel); built once
-#                           per C++ ABI that a module needs
-#     KERNEL <files>        AscendC kernels, one __global__ kernel per file, each followed by
+#                           per C++ ABI that a module needs; default host/*.cpp
+#     KERNEL <files>        AscendC kernels (default kernel/*_kernel.cpp), one __global__ kernel per file, each followed by
 #                           its host-side <<<>>> wrapper under #ifndef ASCENDC_CPU_DEBUG (CANN's
 #                           ascendc_library generates the launch stub from the translation
 #                           unit that holds the kernel, so the wrapper cannot live apart):
@@ -69,8 +69,21 @@ endfunction()
 function(ascend_ops_add_op op)
   cmake_parse_arguments(PARSE_ARGV 1 A ""
     "VERSION" "HOST;KERNEL;KERNEL_LAUNCH;NPU_HOST;CORE;TORCH;TORCH_NPU;MINDSPORE;MINDSPORE_ASCEND")
+  # Defaults: the version of python/ascend_ops/<op>/_version.py (the one version source), the
+  # host sources host/*.cpp, the kernels kernel/*_kernel.cpp.
+  if(NOT A_VERSION)
+    file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/python/ascend_ops/${op}/_version.py _version REGEX "__version__")
+    string(REGEX MATCH "[0-9]+\\.[0-9]+\\.[0-9]+" A_VERSION "${_version}")
+  endif()
+  if(NOT A_HOST)
+    file(GLOB A_HOST CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/host/*.cpp)
+  endif()
+  if(NOT A_KERNEL)
+    file(GLOB A_KERNEL CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/kernel/*_kernel.cpp)
+  endif()
   if(NOT A_VERSION OR NOT A_HOST)
-    message(FATAL_ERROR "ascend_ops_add_op(${op}): VERSION and HOST are required")
+    message(FATAL_ERROR "ascend_ops_add_op(${op}): no version (python/ascend_ops/${op}/_version.py) or no host "
+      "sources (host/*.cpp)")
   endif()
   # Still parsed so that an old call fails here instead of compiling its wrapper as a kernel.
   if(A_KERNEL_LAUNCH)
@@ -90,7 +103,7 @@ function(ascend_ops_add_op op)
     set(_torch_found TRUE)
   endif()
   set(_ms_found FALSE)
-  if(AOP_MINDSPORE_ROOT AND A_MINDSPORE)
+  if(AOP_MINDSPORE_ROOT AND (A_MINDSPORE OR _described))
     set(_ms_found TRUE)
   endif()
   set(_cann_found FALSE)
@@ -246,8 +259,34 @@ function(ascend_ops_add_op op)
     endif()
   endif()
 
+  # --- the Python front doors (api.py, torch_ops.py, ms.py) and MindSpore's Ascend op yaml,
+  # generated from the description: the op's describe program prints it (describe.cpp.in),
+  # ascend_ops.common.codegen writes the files (build/front/; installed into ascend_ops/<op>/).
+  set(_front ${CMAKE_CURRENT_BINARY_DIR}/front)
+  if(_described)
+    set(AOP_OP ${op})
+    configure_file(${_AOP_CMAKE_DIR}/describe.cpp.in ${CMAKE_CURRENT_BINARY_DIR}/generated/describe.cpp @ONLY)
+    add_executable(${op}_describe ${CMAKE_CURRENT_BINARY_DIR}/generated/describe.cpp)
+    target_link_libraries(${op}_describe PRIVATE ${_host1})
+    set(_front_py ${_front}/_description.py ${_front}/api.py ${_front}/torch_ops.py ${_front}/ms.py)
+    add_custom_command(OUTPUT ${_front_py} ${_front}/ms_ascend/${op}_op.yaml ${_front}/description.json
+      COMMAND ${op}_describe ${_front}/description.json
+      COMMAND ${Python_EXECUTABLE} -m ascend_ops.common.codegen ${_front}/description.json ${op} ${_front}
+      DEPENDS ${op}_describe
+      COMMENT "ascend-ops ${op}: the Python front doors from the description (op.h)")
+    add_custom_target(${op}_front ALL DEPENDS ${_front_py})
+    install(FILES ${_front_py} DESTINATION ascend_ops/${op})
+  endif()
+
   # --- _ms: MindSpore PyNative + Graph mode, always C++ ABI 0 ----------------------------
   if(_ms)
+    if(_described)
+      set(AOP_OP ${op})
+      configure_file(${_AOP_CMAKE_DIR}/ms_module.cpp.in ${CMAKE_CURRENT_BINARY_DIR}/generated/ms_module.cpp @ONLY)
+      list(APPEND A_MINDSPORE ${CMAKE_CURRENT_BINARY_DIR}/generated/ms_module.cpp)
+      configure_file(${_AOP_CMAKE_DIR}/ms_graph_npu.cpp.in ${CMAKE_CURRENT_BINARY_DIR}/generated/ms_graph_npu.cpp @ONLY)
+      list(APPEND A_MINDSPORE_ASCEND ${CMAKE_CURRENT_BINARY_DIR}/generated/ms_graph_npu.cpp)
+    endif()
     add_library(_ms MODULE ${A_MINDSPORE})
     set_target_properties(_ms PROPERTIES PREFIX "" SUFFIX ".${Python_SOABI}${CMAKE_SHARED_MODULE_SUFFIX}")
     _aop_module_common(_ms ${op})
@@ -271,13 +310,13 @@ function(ascend_ops_add_op op)
       # CustomOpBuilder(op_def=...).load() runs) on the op's yaml gives the OpDef (compiled into
       # _ms beside the MS_CUSTOM_OPS_REGISTER kernel) and the primitive class, installed as
       # ascend_ops/<op>/_ms_graph.py; its eager function is ascend_ops.<op>.ms.<yaml name>.
-      file(GLOB _ms_yaml CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/mindspore/ascend/*_op.yaml)
+      set(_ms_yaml ${_front}/ms_ascend/${op}_op.yaml)
       set(_ms_gen ${CMAKE_CURRENT_BINARY_DIR}/ms_graph_gen)
       set(_ms_generator ${AOP_MINDSPORE_ROOT}/ops_generate)
       add_custom_command(OUTPUT ${_ms_gen}/gen_custom_ops_def.cc ${_ms_gen}/gen_ops_prim.py
         COMMAND ${CMAKE_COMMAND} -E env PYTHONPATH=${_ms_generator} ${Python_EXECUTABLE}
           ${_ms_generator}/gen_custom_ops.py -m ascend_ops.${op}.ms
-          -i ${CMAKE_CURRENT_SOURCE_DIR}/mindspore/ascend -o ${_ms_gen} -d ""
+          -i ${_front}/ms_ascend -o ${_ms_gen} -d ""
         WORKING_DIRECTORY ${_ms_generator}
         DEPENDS ${_ms_yaml}
         COMMENT "ascend-ops ${op}: MindSpore Ascend graph primitive from ${_ms_yaml}")

@@ -38,6 +38,9 @@ install(FILES
   ${CMAKE_CURRENT_LIST_DIR}/core_module.cpp.in
   ${CMAKE_CURRENT_LIST_DIR}/torch_module.cpp.in
   ${CMAKE_CURRENT_LIST_DIR}/torch_npu_module.cpp.in
+  ${CMAKE_CURRENT_LIST_DIR}/ms_module.cpp.in
+  ${CMAKE_CURRENT_LIST_DIR}/ms_graph_npu.cpp.in
+  ${CMAKE_CURRENT_LIST_DIR}/describe.cpp.in
   DESTINATION ${AOP_CMAKE_DIR})
 
 # Tells Python where the installed files are, also in an editable install where the Python

@@ -20,6 +20,49 @@ struct Op {
   using Tiling = AdvStepFlashTiling;
   static constexpr const char* kName = "advance_step_flashattn";
   static constexpr const char* kPackage = "ascend-op-adv-step-flash";
+  // The docstring of every front door (the generated Python functions add their own notes).
+  static constexpr const char* kDoc = R"doc(Advance a multi-step decode batch's metadata by one step, in place.
+
+For ``i < num_queries``, with ``pos = seq_lens[i]``::
+
+    input_tokens[i]    = sampled_token_ids[i]
+    input_positions[i] = pos
+    seq_lens[i]        = pos + 1
+    slot_mapping[i]    = block_tables[i, pos // block_size] * block_size + pos % block_size
+
+For the padding rows ``num_queries <= i < num_seqs``: ``input_tokens[i] = 0``,
+``input_positions[i] = 0``, ``slot_mapping[i] = -1``, ``seq_lens[i]`` unchanged. Integer
+arithmetic only: exact for every position that fits the dtypes.
+
+Parameters
+----------
+num_seqs, num_queries, block_size : int
+    ``0 < num_queries <= num_seqs``, ``block_size > 0``.
+input_tokens : [num_seqs] int64 or int32, contiguous; written.
+sampled_token_ids : [num_queries, 1] or [num_queries] int64 or int32, contiguous.
+input_positions : [num_seqs] int64 or int32, contiguous; written.
+seq_lens : [num_seqs] int32 or int64, contiguous; read and written.
+slot_mapping : [num_seqs] int64 or int32, contiguous; written.
+block_tables : [num_seqs, max_blocks_per_seq] int32 or int64; rows may be strided (the row
+    stride may exceed the width), each row contiguous.
+
+Returns
+-------
+None (the four outputs are written in place).
+
+Raises
+------
+TypeError
+    A dtype is not int32 / int64.
+ValueError
+    A count, rank, shape, layout or device is wrong; a seq_len or block id is negative; a
+    token, position, new seq_len or slot does not fit its output's dtype (an int32
+    slot_mapping overflow).
+IndexError
+    ``seq_lens[i] // block_size >= max_blocks_per_seq``.
+
+On any error all four outputs are left exactly as they were.
+)doc";
 
   // vLLM's advance_step_flashattn: the four [num_seqs] outputs are written in place.
   static const std::array<desc::Param<Args>, 9>& params() {

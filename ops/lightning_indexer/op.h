@@ -25,8 +25,51 @@ struct Op {
   using Tiling = LightningIndexerTiling;
   static constexpr const char* kName = "lightning_indexer";
   static constexpr const char* kPackage = "ascend-op-lightning-indexer";
+  // The docstring of every front door (the generated Python functions add their own notes).
+  static constexpr const char* kDoc = R"doc(Indices of the top ``sparse_count`` visible keys of every query row.
+
+``score[r, j] = sum_h weights[r, h] * ReLU(dot(query[r, h, :], key[j, g, :]))`` with float32
+accumulation, over the query heads h of key head g (N1 / N2 of them; N2 = 1 on NPU).
+
+Parameters
+----------
+query : [B, S1, N1, D] (layout_query "BSND") or [T1, N1, D] ("TND"); float16, bfloat16
+    (float32 on CPU). Contiguous.
+key : [num_blocks, block_size, N2, D] ("PA_BSND"), [B, S2, N2, D] ("BSND") or
+    [T2, N2, D] ("TND"); the dtype of query. Contiguous. N2 divides N1.
+weights : [B, S1, N1] or [T1, N1]; the dtype of query or float32.
+actual_seq_lengths_query : [B] int32 / int64. BSND: each batch's act_s1 (default S1).
+    TND (required): cumulative ends of the batches' rows.
+actual_seq_lengths_key : [B] int32 / int64. PA_BSND (required) and BSND (default S2): each
+    batch's act_s2. TND (required): cumulative ends.
+block_table : [B, max_blocks] int32 / int64, PA_BSND only: logical key j of batch b is
+    key[block_table[b][j // block_size], j % block_size].
+layout_query, layout_key : see above.
+sparse_count : 1 <= K <= 8192.
+sparse_mode : 0 (every key j < act_s2 visible) or 3 (causal, aligned to the end:
+    j <= act_s2 - act_s1 + r).
+return_value : also return the scores.
+
+Returns
+-------
+(sparse_indices, sparse_values)
+    int32 [B, S1, N2, K] or [T1, N2, K]: the visible keys by descending score, ties to the
+    smaller index, -1 where fewer than K keys are visible (and on rows beyond act_s1 / with
+    no visible key). sparse_values: float32 scores of the same shape, -inf at -1, or None
+    unless return_value.
+
+The emu backend (and the NPU) take float16 / bfloat16, N2 = 1, D = 128, N1 <= 64 and
+block_size a multiple of 16 <= 1024.
+
+Raises
+------
+TypeError, ValueError, IndexError naming the argument, the expected and the actual value.
+)doc";
 
   enum Input { kQuery = 0, kKey = 1 };  // params() indices of the inputs the output shape is read from
+  // The layout names in Layout's order (a MindSpore graph passes the index); the host refuses
+  // PA_BSND for the query.
+  static constexpr const char* kLayouts[] = {"BSND", "TND", "PA_BSND", nullptr};
   static const std::array<desc::Param<Args>, 11>& params() {
     using desc::Access;
     using desc::Kind;
@@ -40,8 +83,8 @@ struct Op {
         {"actual_seq_lengths_key", Kind::kTensor, in, true, true, "None",
          &desc::set_field<&Args::actual_seq_lengths_key>},
         {"block_table", Kind::kTensor, in, true, true, "None", &desc::set_field<&Args::block_table>},
-        {"layout_query", Kind::kString, in, false, true, "\"BSND\"", &set_layout_query},
-        {"layout_key", Kind::kString, in, false, true, "\"PA_BSND\"", &set_layout_key},
+        {"layout_query", Kind::kString, in, false, true, "\"BSND\"", &set_layout_query, kLayouts},
+        {"layout_key", Kind::kString, in, false, true, "\"PA_BSND\"", &set_layout_key, kLayouts},
         {"sparse_count", Kind::kInt, in, false, true, "2048", &desc::set_field<&Args::sparse_count>},
         {"sparse_mode", Kind::kInt, in, false, true, "3", &desc::set_field<&Args::sparse_mode>},
         {"return_value", Kind::kBool, in, false, true, "False", &desc::ignore<Args>},

@@ -20,6 +20,41 @@ struct Op {
   using Tiling = ReshapeAndCacheTiling;
   static constexpr const char* kName = "reshape_and_cache";
   static constexpr const char* kPackage = "ascend-op-reshape-and-cache";
+  // The docstring of every front door (the generated Python functions add their own notes).
+  static constexpr const char* kDoc = R"doc(Write key/value rows into a paged KV cache, in place.
+
+For every t < T' with s = slot_mapping[t] >= 0 (s < 0 is padding)::
+
+    key_cache[s // block_size, s % block_size] = key[t]
+    value_cache[s // block_size, s % block_size] = value[t]
+
+Parameters
+----------
+key : [T, H, Dk] (or [T, H*Dk] with head_num) float16, bfloat16, float32 or int8; token
+    rows may be strided (a view of a fused qkv tensor), the [H, Dk] part contiguous.
+value : [T, H, Dv] (or [T, H*Dv]), the dtype of key; None for a key-only cache.
+key_cache : contiguous, the dtype of key, written in place. cache_mode 0:
+    [num_blocks, block_size, H, Dk]; cache_mode 1: [num_blocks, H*Dk/F, block_size, F]
+    (FRACTAL_NZ, F = 16 for float16 / bfloat16, 32 for int8; Dk a multiple of F).
+value_cache : the same with Dv; None exactly when value is None.
+slot_mapping : [T'] int32 or int64 with T' <= T: only the first T' tokens are written (the
+    rest is padding of a captured graph). Token t goes to block s // block_size, offset
+    s % block_size; s >= num_blocks * block_size raises IndexError before any write.
+cache_mode : 0 (ND, default) or 1 (NZ): element j of a token's H*D row goes to
+    key_cache[b, j // F, o, j % F] (b = s // block_size, o = s % block_size).
+head_num : H, required when key / value are given as [T, H*D]; must divide H*D. With a
+    [T, H, D] key it must equal H.
+
+Returns
+-------
+None (the caches are written in place).
+
+Raises
+------
+TypeError, ValueError, IndexError naming the argument, the expected and the actual value;
+the caches are then unchanged. Duplicate non-negative slots are a caller error: which token
+wins is not specified.
+)doc";
 
   // key / value [T, H, D] or [T, H*D] with head_num; value and value_cache None: a key-only cache.
   static const std::array<desc::Param<Args>, 7>& params() {

@@ -25,6 +25,7 @@
 #include <utility>
 
 #include "ascend_ops/config.hpp"
+#include "ascend_ops/platform.h"
 #include "ascend_ops/tensor.hpp"
 
 AOP_NAMESPACE_BEGIN
@@ -79,6 +80,14 @@ constexpr const char* kWorkspaceName = "workspace";
 constexpr const char* kRecordName = "error_record";
 constexpr const char* kTilingName = "tiling";
 constexpr size_t kRecordBytes = 8 * sizeof(int64_t);  // the error record: 8 int64, one data-cache line
+
+// The GM workspace the kernel's launch needs on `platform` (what run_npu asks
+// NpuContext::workspace for): Op::workspace_bytes of the launch tiling. Validates (Op::prepare) and
+// reads no data: graph kernels declare it once shapes are known (MindSpore KernelMod::Resize).
+template <class Op>
+size_t npu_workspace_bytes(const typename Op::Args& args, const aop_platform& platform) {
+  return Op::workspace_bytes(Op::tiling(Op::prepare(args), platform));
+}
 
 }  // namespace launch
 AOP_NAMESPACE_END

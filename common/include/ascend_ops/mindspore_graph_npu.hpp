@@ -9,15 +9,22 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "include/runtime/hardware_abstract/kernel_base/common_utils.h"  // KernelAttr
 #include "include/runtime/hardware_abstract/kernel_base/kernel.h"        // KernelMod, KernelTensor
 #include "ops/ops_func_impl/op_func_impl.h"                               // OpFuncImpl
+#include "abstract/dshape.h"
+#include "ir/dtype.h"
+#include "utils/value_utils.h"
 
 #include "ascend_ops/config.hpp"
 #include "ascend_ops/error.hpp"
+#include "ascend_ops/kernel_launch.hpp"
+#include "ascend_ops/mindspore_graph.hpp"
 #include "ascend_ops/mindspore_view.hpp"
 #include "ascend_ops/npu_context.hpp"
 #include "ascend_ops/platform.hpp"
@@ -26,7 +33,7 @@ AOP_NAMESPACE_BEGIN
 namespace ms_adapter {
 
 // The workspace is per launch: Resize (shapes known) declares exactly Op::workspace_bytes(args),
-// i.e. the op's host npu_workspace_bytes (kernel_workspace_bytes of the launch tiling: one place
+// i.e. launch::npu_workspace_bytes<Op> (Op::workspace_bytes of the launch tiling: one place
 // for the size), and MindSpore allocates it from its pool on the kernel's stream. Launch serves
 // run_npu's one request (NpuContext::workspace) from that block; a request beyond what Resize
 // declared, or a second request, is a bug and raises RuntimeError naming the op instead of
@@ -67,7 +74,7 @@ inline int64_t kernel_int(mindspore::kernel::KernelTensor* t) { return t->GetVal
 //   static constexpr const char* kName;
 //   static Args args(inputs, outputs, device): the op's host Args from the kernel tensors (the
 //     data pointers may be null in Resize: only shapes, dtypes and scalars are read there);
-//   static size_t workspace_bytes(const Args&): the op's host npu_workspace_bytes;
+//   static size_t workspace_bytes(const Args&): launch::npu_workspace_bytes<Op> for its op;
 //   static void run(const Args&, const NpuContext&): run_npu.
 // Launch never synchronises the host.
 template <class Op>
@@ -107,6 +114,92 @@ class NpuKernelMod : public mindspore::kernel::KernelMod {
 
  private:
   size_t workspace_bytes_ = 0;
+};
+
+// The KernelMod's Op for an op described in op.h: the inputs in the graph primitive's form
+// (mindspore_graph.hpp: each argument, then `present`), the outputs its (or a dummy int32 [1]).
+template <class Op>
+struct GraphNpu {
+  static constexpr const char* kName = Op::kName;
+
+  static typename Op::Args args(const std::vector<mindspore::kernel::KernelTensor*>& in,
+                                const std::vector<mindspore::kernel::KernelTensor*>& out, int device) {
+    const auto& params = Op::params();
+    const int64_t present = kernel_int(in.at(params.size()));
+    typename Op::Args a{};
+    std::vector<desc::Value> values(params.size());
+    for (size_t i = 0; i < params.size(); ++i) {
+      const auto& p = params[i];
+      if (!is_given(p, present, i)) {
+        p.set(a, desc::Value::none());
+        continue;
+      }
+      if (p.is_tensor()) {
+        values[i] = desc::Value::of(kernel_tensor_view(in.at(i), device, Op::kName, p.name));
+      } else if (p.kind == desc::Kind::kBool) {
+        values[i] = desc::Value::of_bool(in.at(i)->GetValueWithCheck<bool>());
+      } else {
+        values[i] = scalar_value<Op>(p, kernel_int(in.at(i)));
+      }
+      p.set(a, values[i]);
+    }
+    for (size_t o = 0; o < num_outputs<Op>(); ++o) {
+      if (output_present<Op>(values, o)) {
+        Op::outputs()[o].set(a, desc::Value::of(kernel_tensor_view(out.at(o), device, Op::kName, Op::outputs()[o].name)));
+      }
+    }
+    return a;
+  }
+  static size_t workspace_bytes(const typename Op::Args& a) {
+    return launch::npu_workspace_bytes<Op>(a, current_platform());
+  }
+  static void run(const typename Op::Args& a, const NpuContext& ctx) { Op::run_npu(a, ctx); }
+};
+
+// The OpFuncImpl of an op described in op.h: the host's checks and the outputs' shapes
+// (mindspore_graph.hpp's infer, the aot primitive's), or a dummy int32 [1] for an op that only
+// writes in place (the host then checks every argument when the kernel launches).
+template <class Op>
+class GraphFuncImpl : public mindspore::ops::OpFuncImpl {
+ public:
+  mindspore::BaseShapePtr InferShape(const mindspore::PrimitivePtr& /*primitive*/,
+                                     const std::vector<mindspore::AbstractBasePtr>& in) const override {
+    if (num_outputs<Op>() == 0) return std::make_shared<mindspore::abstract::TensorShape>(mindspore::ShapeVector{1});
+    const auto& params = Op::params();
+    std::vector<std::vector<int64_t>> shapes(params.size());
+    std::vector<std::string> dtypes(params.size(), "int32");
+    std::vector<std::optional<int64_t>> scalars(params.size());
+    for (size_t i = 0; i < params.size(); ++i) {
+      const auto& p = params[i];
+      if (p.is_tensor()) {
+        shapes[i] = in.at(i)->GetShape()->GetShapeVector();
+        const auto type = in.at(i)->GetType()->cast<mindspore::TensorTypePtr>();
+        if (type != nullptr) dtypes[i] = aop_dtype_name(to_aop_dtype(type->element()->type_id(), Op::kName, p.name));
+      } else if (p.kind == desc::Kind::kBool) {
+        const auto v = mindspore::GetScalarValue<bool>(in.at(i)->GetValue());
+        if (v) scalars[i] = *v ? 1 : 0;
+      } else {
+        scalars[i] = mindspore::GetScalarValue<int64_t>(in.at(i)->GetValue());
+      }
+    }
+    const std::optional<int64_t> present = mindspore::GetScalarValue<int64_t>(in.at(params.size())->GetValue());
+    mindspore::abstract::BaseShapePtrList out;
+    for (const auto& shape : infer<Op>(shapes, dtypes, scalars, present)) {
+      out.push_back(std::make_shared<mindspore::abstract::TensorShape>(shape));
+    }
+    if (out.size() == 1) return out[0];
+    return std::make_shared<mindspore::abstract::TupleShape>(out);
+  }
+  mindspore::TypePtr InferType(const mindspore::PrimitivePtr& /*primitive*/,
+                               const std::vector<mindspore::AbstractBasePtr>& /*in*/) const override {
+    if (num_outputs<Op>() == 0) return std::make_shared<mindspore::TensorType>(mindspore::kInt32);
+    mindspore::TypePtrList types;
+    for (const auto& o : Op::outputs()) {
+      types.push_back(std::make_shared<mindspore::TensorType>(mindspore::TypeIdToType(ms_type_of(o.dtype))));
+    }
+    if (types.size() == 1) return types[0];
+    return std::make_shared<mindspore::Tuple>(types);
+  }
 };
 
 }  // namespace ms_adapter

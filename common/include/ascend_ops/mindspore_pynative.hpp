@@ -45,21 +45,6 @@ struct MsCall {
   std::vector<std::optional<std::vector<int64_t>>> output_shapes;  // nullopt: an absent optional output
 };
 
-inline mindspore::TypeId ms_type_of(aop_dtype dtype) {
-  switch (dtype) {
-    case AOP_DTYPE_FLOAT16: return mindspore::kNumberTypeFloat16;
-    case AOP_DTYPE_BFLOAT16: return mindspore::kNumberTypeBFloat16;
-    case AOP_DTYPE_FLOAT32: return mindspore::kNumberTypeFloat32;
-    case AOP_DTYPE_FLOAT64: return mindspore::kNumberTypeFloat64;
-    case AOP_DTYPE_INT8: return mindspore::kNumberTypeInt8;
-    case AOP_DTYPE_INT16: return mindspore::kNumberTypeInt16;
-    case AOP_DTYPE_INT32: return mindspore::kNumberTypeInt32;
-    case AOP_DTYPE_INT64: return mindspore::kNumberTypeInt64;
-    case AOP_DTYPE_UINT8: return mindspore::kNumberTypeUInt8;
-    default: return mindspore::kNumberTypeBool;
-  }
-}
-
 // The op's Args on `device`: META (shapes only, the calling thread), CPU or NPU (the device task),
 // outputs when given.
 template <class Op>

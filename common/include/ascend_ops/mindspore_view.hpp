@@ -131,6 +131,22 @@ inline aop_tensor header(const ms::Tensor& t, Access access, const char* op, con
 
 }  // namespace detail
 
+// The MindSpore type of an output's dtype.
+inline mindspore::TypeId ms_type_of(aop_dtype dtype) {
+  switch (dtype) {
+    case AOP_DTYPE_FLOAT16: return mindspore::kNumberTypeFloat16;
+    case AOP_DTYPE_BFLOAT16: return mindspore::kNumberTypeBFloat16;
+    case AOP_DTYPE_FLOAT32: return mindspore::kNumberTypeFloat32;
+    case AOP_DTYPE_FLOAT64: return mindspore::kNumberTypeFloat64;
+    case AOP_DTYPE_INT8: return mindspore::kNumberTypeInt8;
+    case AOP_DTYPE_INT16: return mindspore::kNumberTypeInt16;
+    case AOP_DTYPE_INT32: return mindspore::kNumberTypeInt32;
+    case AOP_DTYPE_INT64: return mindspore::kNumberTypeInt64;
+    case AOP_DTYPE_UINT8: return mindspore::kNumberTypeUInt8;
+    default: return mindspore::kNumberTypeBool;
+  }
+}
+
 inline aop_dtype to_aop_dtype(mindspore::TypeId dtype, const char* op, const char* arg) {
   switch (dtype) {
     case mindspore::kNumberTypeFloat16: return AOP_DTYPE_FLOAT16;

@@ -49,6 +49,8 @@ struct Param {
   bool keyword_only = false;     // after the schema's `*`
   const char* default_value = nullptr;  // the schema's default ("0", "None", "\"BSND\"", "False"), or required
   void (*set)(Args&, const Value&) = nullptr;
+  // A str argument's accepted values (nullptr-terminated): MindSpore graphs pass its index.
+  const char* const* choices = nullptr;
 
   bool is_tensor() const { return kind == Kind::kTensor; }
   bool written() const { return kind == Kind::kTensor && access == Access::kWrite; }

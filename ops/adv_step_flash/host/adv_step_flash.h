@@ -53,10 +53,6 @@ size_t kernel_workspace_bytes(const AdvStepFlashTiling& tiling);
 // arguments, dtypes, the block-table layout and the platform). Call after validate().
 AdvStepFlashTiling tiling(const Args& args, const aop_platform& platform);
 
-// The workspace run_npu asks NpuContext::workspace for on `platform`: kernel_workspace_bytes of
-// the launch tiling. Reads no data: graph kernels declare it when shapes are known (MindSpore
-// KernelMod::Resize). Validates first (validate()).
-size_t npu_workspace_bytes(const Args& args, const aop_platform& platform);
 
 // validate + check_data + the step on the CPU, inline for the batch sizes of decoding and on
 // common's worker pool for very large batches. The only entry CPU adapters need.

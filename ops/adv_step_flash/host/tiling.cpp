@@ -50,11 +50,6 @@ size_t kernel_workspace_bytes(const AdvStepFlashTiling& t) {
   return static_cast<size_t>(t.block_dim) * kAsfCheckWords * sizeof(int64_t);
 }
 
-size_t npu_workspace_bytes(const Args& args, const aop_platform& platform) {
-  validate(args);
-  return kernel_workspace_bytes(tiling(args, platform));
-}
-
 AdvStepFlashTiling tiling(const Args& a, const aop_platform& platform) {
   KeyBuilder key("adv_step_flash");
   key.add_int(a.num_seqs)

@@ -1,5 +1,5 @@
 """adv_step_flash's MindSpore front door on Ascend: ms.advance_step_flashattn picks the generated
-graph primitive (mindspore/ascend/adv_step_flash_op.yaml) from the build info, or raises a
+graph primitive (its op yaml generated from the description) from the build info, or raises a
 RuntimeError naming the op and why. No NPU here: device_target and the build info are faked
 (the generated primitive is a recorder); the kernel itself is only compile-checked
 (tests/test_ms_ascend_compile.py), not run on NPU.
@@ -49,7 +49,7 @@ def test_built_calls_the_generated_primitive_with_the_yaml_inputs(on_ascend, mon
     args = inputs()
     assert op_ms.advance_step_flashattn(*args) == "out"
     names = fake.yaml_arg_names(__file__, "adv_step_flash")
-    assert len(names) == len(args) and calls == [args]
+    assert len(names) == len(args) + 1 and names[-1] == "present" and calls == [args + (0,)]
 
 
 def test_the_eager_function_the_generated_primitive_imports_exists():

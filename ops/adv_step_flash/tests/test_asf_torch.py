@@ -4,20 +4,13 @@ Exact comparisons against the NumPy golden reference in eager mode (every dtype 
 the spec on every shape of asf_cases) and under torch.compile(fullgraph=True) (every dtype
 combination, static shapes; dynamic shapes on a few), torch.library.opcheck, the bad-input
 table (each a clear exception, the four outputs unchanged), a 64-step multi-step run, Meta /
-FakeTensor with symbolic sizes, the torchair converter (against a stand-in torchair: the real
-one needs CANN), and the NPU adapter compile-checked against the torch_npu wheel's headers and
-exported symbols.
+FakeTensor with symbolic sizes (the torchair converter and the NPU adapter's compile check:
+tests/test_torch_front_doors.py, for every op).
 """
 from __future__ import annotations
 
-import importlib.abc
 import importlib.util
-import inspect
 import os
-import sys
-import types
-from pathlib import Path
-from typing import Dict
 
 import numpy as np
 import pytest
@@ -26,7 +19,6 @@ if importlib.util.find_spec("torch") is None:
     pytest.skip("torch is not installed: the PyTorch adapter cannot be tested", allow_module_level=True)
 
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
-from ascend_ops.common import npu_compile_check  # noqa: E402
 from ascend_ops.adv_step_flash import reference, torch_ops  # noqa: E402  (loads _torch)
 
 import torch  # noqa: E402
@@ -39,8 +31,6 @@ from asf_cases import (  # noqa: E402
 )
 
 OP = torch.ops.ascend_ops.advance_step_flashattn.default
-OP_DIR = Path(__file__).resolve().parent.parent
-REPO = OP_DIR.parent.parent
 SCHEMA = (
     "ascend_ops::advance_step_flashattn(SymInt num_seqs, SymInt num_queries, int block_size, Tensor(a!) input_tokens, "
     "Tensor sampled_token_ids, Tensor(b!) input_positions, Tensor(c!) seq_lens, Tensor(d!) slot_mapping, "
@@ -325,116 +315,3 @@ def test_fake_tensor_mode_with_symbolic_sizes_adds_no_guard():
         with pytest.raises(ValueError, match=r"block_size should be > 0"):
             OP(*bad)
     assert not shape_env.guards, [str(g.expr) for g in shape_env.guards]
-
-
-# --- torchair -----------------------------------------------------------------------------------
-CONVERTER = "ascend_ops.adv_step_flash.torchair_converter"
-
-
-def test_torchair_not_imported_without_torchair():
-    if importlib.util.find_spec("torchair") is not None or "torchair" in sys.modules:
-        pytest.skip("torchair is installed here: the no-torchair path cannot be observed")
-    assert CONVERTER not in sys.modules
-    assert "torchair" not in sys.modules
-    assert torch_ops.register_torchair_converter() is False
-
-
-@pytest.fixture
-def stand_in_torchair(monkeypatch):
-    """A stand-in `torchair` recording registrations and custom_op calls (the real one needs
-    CANN). Only the public entries the converter uses are provided."""
-    calls: Dict[str, list] = {"register": [], "custom_op": []}
-    fake = types.ModuleType("torchair")
-
-    def register_fx_node_ge_converter(aten_op):
-        def register(fn):
-            calls["register"].append((aten_op, fn))
-            return fn
-
-        return register
-
-    def custom_op(op_type, *args, inputs=None, outputs=None, attrs=None, node_name=None):
-        calls["custom_op"].append(dict(op_type=op_type, args=args, inputs=inputs, outputs=outputs, attrs=attrs))
-        return tuple(object() for _ in outputs or ())
-
-    class Int:
-        def __init__(self, value):
-            self.value = value
-
-    fake.register_fx_node_ge_converter = register_fx_node_ge_converter
-    fake.ge = types.SimpleNamespace(custom_op=custom_op, attr=types.SimpleNamespace(Int=Int))
-    monkeypatch.setitem(sys.modules, "torchair", fake)
-    _forget_converter(monkeypatch)
-    yield calls
-    sys.modules.pop(CONVERTER, None)
-    _forget_converter(monkeypatch)
-
-
-def _forget_converter(monkeypatch):
-    import ascend_ops.adv_step_flash as package
-
-    monkeypatch.delitem(sys.modules, CONVERTER, raising=False)
-    monkeypatch.delattr(package, "torchair_converter", raising=False)
-
-
-def test_torchair_converter_maps_to_the_ge_op(stand_in_torchair):
-    assert torch_ops.register_torchair_converter() is True
-    [(aten_op, fn)] = stand_in_torchair["register"]
-    assert aten_op is OP
-    names = [a.name for a in OP._schema.arguments]
-    params_ = list(inspect.signature(fn).parameters)
-    assert params_[:len(names)] == names and "meta_outputs" in params_
-    values = {"num_seqs": 8, "num_queries": 6, "block_size": 16}
-    tensors = {name: object() for name in names if name not in values}
-    assert fn(**values, **tensors, meta_outputs=None) is None
-    [call] = stand_in_torchair["custom_op"]
-    assert call["op_type"] == "AdvanceStepFlashattn"
-    assert list(call["inputs"]) == list(tensors) and all(call["inputs"][n] is tensors[n] for n in tensors)
-    assert call["outputs"] == list(OUTPUTS)  # ref outputs named like their inputs
-    assert {k: v.value for k, v in call["attrs"].items()} == values
-
-
-def test_torchair_import_failure_is_reported_not_fatal(monkeypatch):
-    class Broken(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            if name == "torchair":
-                return importlib.util.spec_from_loader(name, loader=self)
-            return None
-
-        def create_module(self, spec):
-            raise ImportError("libascendcl.so: cannot open shared object file")
-
-        def exec_module(self, module):
-            raise AssertionError("unreachable")
-
-    monkeypatch.delitem(sys.modules, "torchair", raising=False)
-    _forget_converter(monkeypatch)
-    monkeypatch.setattr(sys, "meta_path", [Broken(), *sys.meta_path])
-    with pytest.raises(ImportError, match="libascendcl"):
-        torch_ops.register_torchair_converter()
-    with pytest.warns(RuntimeWarning, match="converter of advance_step_flashattn is not registered"):
-        torch_ops._register_torchair_converter_on_import()
-
-
-# --- NPU adapter: compile check against the torch_npu wheel ---------------------------------------
-@pytest.fixture(scope="module")
-def torch_npu_root() -> Path:
-    return npu_compile_check.torch_npu_root(REPO)
-
-
-@pytest.fixture(scope="module")
-def npu_object(torch_npu_root) -> Path:
-    """The generated PrivateUse1 adapter compiled to an object with the flags the real build uses."""
-    return npu_compile_check.compile_adapter(OP_DIR, REPO, torch_npu_root)
-
-
-def test_npu_adapter_compiles_against_torch_npu_headers(npu_object):
-    assert npu_object.stat().st_size > 0
-
-
-def test_npu_adapter_calls_only_exported_symbols(npu_object, torch_npu_root):
-    """Every symbol npu.o needs is ours (aop::) or exported by libtorch_npu, torch or the C++
-    runtime: the adapter links where torch_npu is installed."""
-    missing, needed = npu_compile_check.undefined_symbols(npu_object, torch_npu_root)
-    assert not missing, f"the PrivateUse1 adapter needs symbols no library exports: {missing}"
-    assert any("c10_npu::getCurrentNPUStream" in name for name in needed)

@@ -106,11 +106,6 @@ void run_cpu(const Args& args);
 // fits the platform's memories.
 LightningIndexerTiling kernel_tiling(const Args& args, const Dims& dims, const aop_platform& platform);
 
-// The workspace run_npu asks NpuContext::workspace for on `platform`: kernel_workspace_bytes of
-// the launch tiling (check slots + score workspace: it grows with the shapes). Reads no data:
-// graph kernels declare it when shapes are known (MindSpore KernelMod::Resize). Runs validate()
-// and check_npu_limits() first.
-size_t npu_workspace_bytes(const Args& args, const aop_platform& platform);
 
 // Bytes of UB the kernel allocates at most for a tiling (the vector side's pipe, or the split
 // merge's that replaces it; every buffer rounded up to 32 bytes, as TPipe::InitBuffer does); the

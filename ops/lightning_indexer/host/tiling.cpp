@@ -340,12 +340,6 @@ int64_t kernel_ub_bytes(const LightningIndexerTiling& t) {
   return t.splits > 1 ? std::max(vector, merge_ub_bytes(t.k_pad, t.merge_pairs)) : vector;
 }
 
-size_t npu_workspace_bytes(const Args& args, const aop_platform& platform) {
-  const Dims d = validate(args);
-  check_npu_limits(args, d);
-  return kernel_workspace_bytes(kernel_tiling(args, d, platform));
-}
-
 LightningIndexerTiling kernel_tiling(const Args& a, const Dims& d, const aop_platform& platform) {
   KeyBuilder key("lightning_indexer.kernel");
   key.add_tensor(TensorView(a.query))

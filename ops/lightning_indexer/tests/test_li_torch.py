@@ -3,13 +3,12 @@
 Golden comparisons (li_cases' rule) in eager mode for every layout, sparse mode and dtype;
 torch.compile(fullgraph=True) with static and dynamic shapes (one graph for many sizes);
 torch.library.opcheck; the Meta kernel's SymInt outputs; errors with the documented classes; the
-torchair converter (against a stand-in torchair: the real one needs CANN).
+torchair converter and the NPU adapter's compile check: tests/test_torch_front_doors.py, for every op.
 """
 from __future__ import annotations
 
 import importlib.util
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +17,6 @@ if importlib.util.find_spec("torch") is None:
     pytest.skip("torch is not installed: the PyTorch adapter cannot be tested", allow_module_level=True)
 
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
-from ascend_ops.common import npu_compile_check  # noqa: E402
 from ascend_ops.lightning_indexer import torch_ops  # noqa: E402  (loads _torch)
 
 import torch  # noqa: E402
@@ -28,8 +26,6 @@ from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 from li_cases import DTYPES, K_LAYOUTS, MODES, Q_LAYOUTS, SHAPES, Shape, assert_topk, make, reference_rows  # noqa: E402
 
 OP = torch.ops.ascend_ops.lightning_indexer.default
-OP_DIR = Path(__file__).resolve().parent.parent
-REPO = OP_DIR.parent.parent
 SCHEMA = (
     "ascend_ops::lightning_indexer(Tensor query, Tensor key, Tensor weights, *, "
     "Tensor? actual_seq_lengths_query=None, Tensor? actual_seq_lengths_key=None, Tensor? block_table=None, "
@@ -218,138 +214,3 @@ def test_compiled_block_id_out_of_range_raises_index_error(dynamic):
     compiled(*args, t["block_table"], "BSND", "PA_BSND", 20, 3)
     with pytest.raises(IndexError, match="block_table"):
         compiled(*args, torch.full_like(t["block_table"], 99), "BSND", "PA_BSND", 20, 3)
-
-
-# --- torchair -----------------------------------------------------------------------------------
-import importlib.abc  # noqa: E402
-import inspect  # noqa: E402
-import sys  # noqa: E402
-import types  # noqa: E402
-
-CONVERTER = "ascend_ops.lightning_indexer.torchair_converter"
-
-
-def test_torchair_not_imported_without_torchair():
-    if importlib.util.find_spec("torchair") is not None or "torchair" in sys.modules:
-        pytest.skip("torchair is installed here: the no-torchair path cannot be observed")
-    assert CONVERTER not in sys.modules
-    assert "torchair" not in sys.modules
-    assert torch_ops.register_torchair_converter() is False
-
-
-@pytest.fixture
-def stand_in_torchair(monkeypatch):
-    """A stand-in `torchair` recording registrations and custom_op calls (the real one needs
-    CANN). Only the public entries the converter uses are provided."""
-    calls = {"register": [], "custom_op": []}
-    fake = types.ModuleType("torchair")
-
-    def register_fx_node_ge_converter(aten_op):
-        def register(fn):
-            calls["register"].append((aten_op, fn))
-            return fn
-
-        return register
-
-    def custom_op(op_type, *args, inputs=None, outputs=None, attrs=None, node_name=None):
-        results = tuple(object() for _ in outputs or ())
-        calls["custom_op"].append(dict(op_type=op_type, args=args, inputs=inputs, outputs=outputs, attrs=attrs,
-                                       results=results))
-        return results
-
-    class Attr:
-        def __init__(self, value):
-            self.value = value
-
-    attr = types.SimpleNamespace(Int=type("Int", (Attr,), {}), Str=type("Str", (Attr,), {}),
-                                 Bool=type("Bool", (Attr,), {}))
-    fake.register_fx_node_ge_converter = register_fx_node_ge_converter
-    fake.ge = types.SimpleNamespace(custom_op=custom_op, attr=attr)
-    monkeypatch.setitem(sys.modules, "torchair", fake)
-    _forget_converter(monkeypatch)
-    yield calls
-    sys.modules.pop(CONVERTER, None)
-    _forget_converter(monkeypatch)
-
-
-def _forget_converter(monkeypatch):
-    import ascend_ops.lightning_indexer as package
-
-    monkeypatch.delitem(sys.modules, CONVERTER, raising=False)
-    monkeypatch.delattr(package, "torchair_converter", raising=False)
-
-
-@pytest.mark.parametrize("return_value", [False, True])
-def test_torchair_converter_maps_to_the_ge_op(stand_in_torchair, return_value):
-    assert torch_ops.register_torchair_converter() is True
-    [(aten_op, fn)] = stand_in_torchair["register"]
-    assert aten_op is OP
-    names = [a.name for a in OP._schema.arguments]
-    params_ = inspect.signature(fn).parameters
-    assert list(params_)[:len(names)] == names and "meta_outputs" in params_
-    for arg in OP._schema.arguments:  # the schema's defaults are the converter's
-        if arg.kwarg_only:
-            assert params_[arg.name].default == arg.default_value, arg.name
-    tensors = {"query": object(), "key": object(), "weights": object(), "actual_seq_lengths_query": None,
-               "actual_seq_lengths_key": object(), "block_table": object()}
-    attrs = {"layout_query": "TND", "layout_key": "PA_BSND", "sparse_count": 512, "sparse_mode": 0,
-             "return_value": return_value}
-    query, key, weights = (tensors.pop(n) for n in ("query", "key", "weights"))
-    out = fn(query, key, weights, **tensors, **attrs, meta_outputs=None)
-    [call] = stand_in_torchair["custom_op"]
-    assert call["op_type"] == "LightningIndexer"
-    assert list(call["inputs"]) == ["query", "key", "weights", *tensors]
-    assert call["inputs"]["query"] is query and call["inputs"]["weights"] is weights
-    assert all(call["inputs"][n] is tensors[n] for n in tensors)  # None stays an unconnected optional input
-    assert call["outputs"] == ["sparse_indices", "sparse_values"]
-    assert {k: (type(v).__name__, v.value) for k, v in call["attrs"].items()} == {
-        "layout_query": ("Str", "TND"), "layout_key": ("Str", "PA_BSND"), "sparse_count": ("Int", 512),
-        "sparse_mode": ("Int", 0), "return_value": ("Bool", return_value)}
-    indices, values = call["results"]
-    assert out[0] is indices and out[1] is (values if return_value else None)
-
-
-def test_torchair_import_failure_is_reported_not_fatal(monkeypatch):
-    class Broken(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            if name == "torchair":
-                return importlib.util.spec_from_loader(name, loader=self)
-            return None
-
-        def create_module(self, spec):
-            raise ImportError("libascendcl.so: cannot open shared object file")
-
-        def exec_module(self, module):
-            raise AssertionError("unreachable")
-
-    monkeypatch.delitem(sys.modules, "torchair", raising=False)
-    _forget_converter(monkeypatch)
-    monkeypatch.setattr(sys, "meta_path", [Broken(), *sys.meta_path])
-    with pytest.raises(ImportError, match="libascendcl"):
-        torch_ops.register_torchair_converter()
-    with pytest.warns(RuntimeWarning, match="converter of lightning_indexer is not registered"):
-        torch_ops._register_torchair_converter_on_import()
-
-
-# --- NPU adapter: compile check against the torch_npu wheel ---------------------------------------
-@pytest.fixture(scope="module")
-def torch_npu_root() -> Path:
-    return npu_compile_check.torch_npu_root(REPO)
-
-
-@pytest.fixture(scope="module")
-def npu_object(torch_npu_root) -> Path:
-    """The generated PrivateUse1 adapter compiled to an object with the flags the real build uses."""
-    return npu_compile_check.compile_adapter(OP_DIR, REPO, torch_npu_root)
-
-
-def test_npu_adapter_compiles_against_torch_npu_headers(npu_object):
-    assert npu_object.stat().st_size > 0
-
-
-def test_npu_adapter_calls_only_exported_symbols(npu_object, torch_npu_root):
-    """Every symbol npu.o needs is ours (aop::) or exported by libtorch_npu, torch or the C++
-    runtime: the adapter links where torch_npu is installed."""
-    missing, needed = npu_compile_check.undefined_symbols(npu_object, torch_npu_root)
-    assert not missing, f"the PrivateUse1 adapter needs symbols no library exports: {missing}"
-    assert any("c10_npu::getCurrentNPUStream" in name for name in needed)

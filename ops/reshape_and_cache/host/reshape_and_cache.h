@@ -57,10 +57,6 @@ aop::Error kernel_error(const int64_t record[kRacCheckWords]);
 // writes its own slot before reading any: it needs no zeroing.
 size_t kernel_workspace_bytes(const ReshapeAndCacheTiling& tiling);
 
-// The workspace run_npu asks NpuContext::workspace for on `platform`: kernel_workspace_bytes of
-// the launch tiling. Reads shapes, dtypes and attributes only (no data): graph kernels declare
-// it when shapes are known (MindSpore KernelMod::Resize). Validates like validated().
-size_t npu_workspace_bytes(const Args& args, const aop_platform& platform);
 
 // The launch tiling for `platform`, from common's tiling cache (keyed by shapes, dtypes,
 // strides, attributes and platform). Call on validated() arguments.

@@ -53,10 +53,6 @@ size_t kernel_workspace_bytes(const ReshapeAndCacheTiling& t) {
   return static_cast<size_t>(t.block_dim) * kRacCheckWords * sizeof(int64_t);
 }
 
-size_t npu_workspace_bytes(const Args& args, const aop_platform& platform) {
-  return kernel_workspace_bytes(tiling(validated(args), platform));
-}
-
 ReshapeAndCacheTiling tiling(const Args& a, const aop_platform& platform) {
   KeyBuilder key("reshape_and_cache");
   key.add_int(a.cache_mode).add_bool(a.has_value).add_tensor(TensorView(a.key));

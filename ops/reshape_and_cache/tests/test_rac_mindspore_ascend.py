@@ -1,5 +1,5 @@
 """reshape_and_cache's MindSpore front door on Ascend: ms.reshape_and_cache picks the generated
-graph primitive (mindspore/ascend/reshape_and_cache_op.yaml) from the build info, or raises a
+graph primitive (its op yaml generated from the description) from the build info, or raises a
 RuntimeError naming the op and why. No NPU here: device_target and the build info are faked
 (the generated primitive is a recorder); the kernel itself is only compile-checked
 (tests/test_ms_ascend_compile.py), not run on NPU.
@@ -49,14 +49,15 @@ def test_built_calls_the_generated_primitive_with_the_yaml_inputs(on_ascend, mon
     assert rac_ms.reshape_and_cache(*args, cache_mode=0, head_num=None) == "out"
     names = fake.yaml_arg_names(__file__, "reshape_and_cache")
     assert len(calls) == 1 and len(calls[0]) == len(names)
-    assert calls[0][:5] == args and calls[0][5:] == (0, 0)  # cache_mode, head_num (None -> 0)
+    # cache_mode, head_num (None -> 0), present: value (bit 1) and value_cache (bit 3) given
+    assert calls[0][:5] == args and calls[0][5:] == (0, 0, 0b1010)
 
 
-def test_key_only_has_no_ascend_graph_kernel(on_ascend, monkeypatch):
-    monkeypatch.setattr(info, "FRAMEWORKS", {**info.FRAMEWORKS, "mindspore_ascend": True})
+def test_key_only_calls_the_generated_primitive_with_placeholders(on_ascend, monkeypatch):
+    calls = fake.fake_generated_primitive(monkeypatch, info, "reshape_and_cache", "out")
     key, _, key_cache, _, slots = inputs()
-    with pytest.raises(RuntimeError, match="reshape_and_cache: the key-only form"):
-        rac_ms.reshape_and_cache(key, None, key_cache, None, slots)
+    assert rac_ms.reshape_and_cache(key, None, key_cache, None, slots, 1, 1) == "out"
+    assert calls[0] == (key, rac_ms.ABSENT, key_cache, rac_ms.ABSENT, slots, 1, 1, 0b1000000)  # head_num given
 
 
 def test_the_eager_function_the_generated_primitive_imports_exists():

@@ -3,19 +3,15 @@
 Exact comparisons against the NumPy golden reference (the op is a bit copy) in eager mode and
 under torch.compile(fullgraph=True) with static and dynamic shapes, torch.library.opcheck,
 errors that name the argument and leave the caches untouched, Meta / FakeTensor, the torchair
-converter (against a stand-in torchair: the real one needs CANN), and the NPU adapter
-compile-checked against the torch_npu wheel's headers and exported symbols.
+converter's refusal of the forms its GE prototype lacks (the rest of the torchair converter and
+the NPU adapter's compile check: tests/test_torch_front_doors.py, for every op).
 """
 from __future__ import annotations
 
-import importlib.abc
 import importlib.util
 import os
-import sys
-import types
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable, Dict, Tuple
+from typing import Callable, Tuple
 
 import numpy as np
 import pytest
@@ -24,7 +20,7 @@ if importlib.util.find_spec("torch") is None:
     pytest.skip("torch is not installed: the PyTorch adapter cannot be tested", allow_module_level=True)
 
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
-from ascend_ops.common import npu_compile_check  # noqa: E402
+from ascend_ops.common import torchair_testing  # noqa: E402
 from ascend_ops.reshape_and_cache import reference, torch_ops  # noqa: E402  (loads _torch)
 
 import torch  # noqa: E402
@@ -32,8 +28,6 @@ from torch._dynamo.utils import counters  # noqa: E402
 from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 
 OP = torch.ops.ascend_ops.reshape_and_cache.default
-OP_DIR = Path(__file__).resolve().parent.parent
-REPO = OP_DIR.parent.parent
 SCHEMA = (
     "ascend_ops::reshape_and_cache(Tensor key, Tensor? value, Tensor(a!) key_cache, "
     "Tensor(b!)? value_cache, Tensor slot_mapping, int cache_mode=0, int? head_num=None) -> ()"
@@ -400,117 +394,23 @@ def test_fake_tensor_mode_with_symbolic_sizes_adds_no_guard():
 
 
 # --- torchair -----------------------------------------------------------------------------------
-CONVERTER = "ascend_ops.reshape_and_cache.torchair_converter"
-
-
-def test_torchair_not_imported_without_torchair():
-    if importlib.util.find_spec("torchair") is not None or "torchair" in sys.modules:
-        pytest.skip("torchair is installed here: the no-torchair path cannot be observed")
-    assert CONVERTER not in sys.modules
-    assert "torchair" not in sys.modules
-    assert torch_ops.register_torchair_converter() is False
 
 
 @pytest.fixture
 def stand_in_torchair(monkeypatch):
-    """A stand-in `torchair` module recording registrations and custom_op calls (the real one
-    needs CANN). Only the two public entries the converter uses are provided."""
-    calls: Dict[str, list] = {"register": [], "custom_op": []}
-    fake = types.ModuleType("torchair")
-
-    def register_fx_node_ge_converter(aten_op):
-        def register(fn):
-            calls["register"].append((aten_op, fn))
-            return fn
-
-        return register
-
-    def custom_op(op_type, *args, inputs=None, outputs=None, attrs=None, node_name=None):
-        calls["custom_op"].append(dict(op_type=op_type, args=args, inputs=inputs, outputs=outputs,
-                                       attrs=attrs))
-        return tuple(object() for _ in outputs or ())
-
-    fake.register_fx_node_ge_converter = register_fx_node_ge_converter
-    fake.ge = types.SimpleNamespace(custom_op=custom_op)
-    monkeypatch.setitem(sys.modules, "torchair", fake)
-    _forget_converter(monkeypatch)
-    yield calls
-    sys.modules.pop(CONVERTER, None)
-    _forget_converter(monkeypatch)
+    """A stand-in torchair (the real one needs CANN): ascend_ops.common.torchair_testing."""
+    yield from torchair_testing.stand_in_torchair(monkeypatch, "ascend_ops.reshape_and_cache")
 
 
-def _forget_converter(monkeypatch):
-    """Make the next registration import the converter module again."""
-    import ascend_ops.reshape_and_cache as package
-
-    monkeypatch.delitem(sys.modules, CONVERTER, raising=False)
-    monkeypatch.delattr(package, "torchair_converter", raising=False)
-
-
-def test_torchair_converter_maps_to_the_ge_op(stand_in_torchair):
+def test_torchair_converter_refuses_forms_the_ge_prototype_lacks(stand_in_torchair):
+    """The GE prototype has the ND key + value form only: the other forms are refused, not
+    dropped (the mapping itself: tests/test_torch_front_doors.py, for every op)."""
     assert torch_ops.register_torchair_converter() is True
-    [(aten_op, fn)] = stand_in_torchair["register"]
-    assert aten_op is OP
-    # torchair calls converters with the schema's argument names (auto_functionalized_v2 path)
-    names = [a.name for a in OP._schema.arguments]
-    params = list(__import__("inspect").signature(fn).parameters)
-    assert params[:len(names)] == names and "meta_outputs" in params
-    tensor_names = [a.name for a in OP._schema.arguments if a.type.isSubtypeOf(torch._C.OptionalType.ofTensor())]
-    assert tensor_names == names[:5]  # then the attributes cache_mode, head_num
-    tensors = {name: object() for name in tensor_names}
+    [(_, fn)] = stand_in_torchair["register"]
+    tensors = {name: object() for name in ("key", "value", "key_cache", "value_cache", "slot_mapping")}
     assert fn(**tensors, cache_mode=0, head_num=None, meta_outputs=None) is None
-    [call] = stand_in_torchair["custom_op"]
-    assert call["op_type"] == "ReshapeAndCache"
-    assert list(call["inputs"]) == tensor_names and all(call["inputs"][n] is tensors[n] for n in tensor_names)
-    assert call["outputs"] == ["key_cache", "value_cache"]  # ref outputs named like their inputs
-    # The GE prototype has the ND key + value form only: the other forms are refused, not dropped.
+    assert "attrs" not in stand_in_torchair["custom_op"][0] or not stand_in_torchair["custom_op"][0]["attrs"]
     with pytest.raises(NotImplementedError, match="ND key\\+value form only"):
         fn(**{**tensors, "value": None, "value_cache": None}, cache_mode=0, head_num=None, meta_outputs=None)
     with pytest.raises(NotImplementedError, match="cache_mode=1"):
         fn(**tensors, cache_mode=1, head_num=None, meta_outputs=None)
-
-
-def test_torchair_import_failure_is_reported_not_fatal(monkeypatch):
-    class Broken(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            if name == "torchair":
-                return importlib.util.spec_from_loader(name, loader=self)
-            return None
-
-        def create_module(self, spec):
-            raise ImportError("libascendcl.so: cannot open shared object file")
-
-        def exec_module(self, module):
-            raise AssertionError("unreachable")
-
-    monkeypatch.delitem(sys.modules, "torchair", raising=False)
-    _forget_converter(monkeypatch)
-    monkeypatch.setattr(sys, "meta_path", [Broken(), *sys.meta_path])
-    with pytest.raises(ImportError, match="libascendcl"):
-        torch_ops.register_torchair_converter()
-    with pytest.warns(RuntimeWarning, match="converter of reshape_and_cache is not registered"):
-        torch_ops._register_torchair_converter_on_import()
-
-
-# --- NPU adapter: compile check against the torch_npu wheel ---------------------------------------
-@pytest.fixture(scope="module")
-def torch_npu_root() -> Path:
-    return npu_compile_check.torch_npu_root(REPO)
-
-
-@pytest.fixture(scope="module")
-def npu_object(torch_npu_root) -> Path:
-    """The generated PrivateUse1 adapter compiled to an object with the flags the real build uses."""
-    return npu_compile_check.compile_adapter(OP_DIR, REPO, torch_npu_root)
-
-
-def test_npu_adapter_compiles_against_torch_npu_headers(npu_object):
-    assert npu_object.stat().st_size > 0
-
-
-def test_npu_adapter_calls_only_exported_symbols(npu_object, torch_npu_root):
-    """Every symbol npu.o needs is ours (aop::) or exported by libtorch_npu, torch or the C++
-    runtime: the adapter links where torch_npu is installed (EXEC_NPU_CMD would not)."""
-    missing, needed = npu_compile_check.undefined_symbols(npu_object, torch_npu_root)
-    assert not missing, f"the PrivateUse1 adapter needs symbols no library exports: {missing}"
-    assert any("c10_npu::getCurrentNPUStream" in name for name in needed)

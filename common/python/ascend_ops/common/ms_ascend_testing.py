@@ -53,7 +53,11 @@ def fake_generated_primitive(monkeypatch, info, op: str, result: Any) -> List[tu
 
 
 def yaml_arg_names(test_file: str, op: str) -> List[str]:
-    """The input names of ``<op>_npu`` in ops/<op>/mindspore/ascend/<op>_op.yaml, found from the
-    op's test file (ops/<op>/tests/...)."""
-    path = Path(test_file).resolve().parent.parent / "mindspore" / "ascend" / f"{op}_op.yaml"
-    return list(yaml.safe_load(path.read_text())[f"{op}_npu"]["args"])
+    """The input names of ``<op>_npu`` in the op definition yaml the build generates from the op's
+    description (``ascend_ops.common.codegen.ms_yaml`` over ``ascend_ops.<op>._description``)."""
+    import importlib
+
+    from ascend_ops.common import codegen
+
+    description = importlib.import_module(f"ascend_ops.{op}._description").DESCRIPTION
+    return list(yaml.safe_load(codegen.ms_yaml(description, op))[f"{op}_npu"]["args"])

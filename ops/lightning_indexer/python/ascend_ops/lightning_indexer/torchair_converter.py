@@ -27,57 +27,11 @@ outputs. An absent optional tensor is passed as None (an unconnected optional in
 return_value is false the GE node still has its sparse_values output, but the converter returns
 None in its place, matching the op's schema ``-> (Tensor sparse_indices, Tensor? sparse_values)``.
 """
-from __future__ import annotations
+from ascend_ops.common.torchair import register_ge_converter
 
-from typing import Any, Optional, Tuple
-
-import torch
-import torchair
-
-__all__ = ["GE_OP_TYPE", "OUTPUTS", "convert_lightning_indexer"]
+__all__ = ["GE_OP_TYPE", "convert_lightning_indexer"]
 
 #: The Ascend IR op type the converter emits.
 GE_OP_TYPE = "LightningIndexer"
-#: The GE node's outputs, in order.
-OUTPUTS = ["sparse_indices", "sparse_values"]
 
-
-def convert_lightning_indexer(
-    query: Any,  # torchair.ge.Tensor [B, S1, N1, D] | [T1, N1, D]
-    key: Any,  # [num_blocks, block_size, N2, D] | [B, S2, N2, D] | [T2, N2, D]
-    weights: Any,  # [B, S1, N1] | [T1, N1]
-    *,
-    actual_seq_lengths_query: Optional[Any] = None,  # [B]
-    actual_seq_lengths_key: Optional[Any] = None,  # [B]
-    block_table: Optional[Any] = None,  # [B, max_blocks]
-    layout_query: str = "BSND",
-    layout_key: str = "PA_BSND",
-    sparse_count: int = 2048,
-    sparse_mode: int = 3,
-    return_value: bool = False,
-    meta_outputs: Optional[Any] = None,
-) -> Tuple[Any, Optional[Any]]:
-    """Emit one ``LightningIndexer`` node; return (sparse_indices, sparse_values or None)."""
-    indices, values = torchair.ge.custom_op(
-        GE_OP_TYPE,
-        inputs={
-            "query": query,
-            "key": key,
-            "weights": weights,
-            "actual_seq_lengths_query": actual_seq_lengths_query,
-            "actual_seq_lengths_key": actual_seq_lengths_key,
-            "block_table": block_table,
-        },
-        outputs=list(OUTPUTS),
-        attrs={
-            "layout_query": torchair.ge.attr.Str(layout_query),
-            "layout_key": torchair.ge.attr.Str(layout_key),
-            "sparse_count": torchair.ge.attr.Int(sparse_count),
-            "sparse_mode": torchair.ge.attr.Int(sparse_mode),
-            "return_value": torchair.ge.attr.Bool(return_value),
-        },
-    )
-    return indices, (values if return_value else None)
-
-
-torchair.register_fx_node_ge_converter(torch.ops.ascend_ops.lightning_indexer.default)(convert_lightning_indexer)
+convert_lightning_indexer = register_ge_converter(__package__, GE_OP_TYPE)

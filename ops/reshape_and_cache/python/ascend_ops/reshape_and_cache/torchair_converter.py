@@ -1,7 +1,8 @@
 """torchair converter of ``torch.ops.ascend_ops.reshape_and_cache`` (GE graph mode).
 
 Imported only where torchair is installed (by :mod:`ascend_ops.reshape_and_cache.torch_ops`);
-importing it registers the converter. torchair's max-autotune mode turns each FX node into an
+importing it registers the converter
+(``ascend_ops.common.torchair.register_ge_converter`` over the op's description). torchair's max-autotune mode turns each FX node into an
 Ascend IR node through its converter; this one maps the op to the Ascend IR op
 :data:`GE_OP_TYPE` of the op's CANN custom op package, whose prototype must be::
 
@@ -19,12 +20,7 @@ that by moving the caches (TensorMove), calling this converter on the mutable op
 the updated caches through the ref outputs named like their inputs. The op returns nothing, so
 the converter returns None.
 """
-from __future__ import annotations
-
-from typing import Any, Optional
-
-import torch
-import torchair
+from ascend_ops.common.torchair import register_ge_converter
 
 __all__ = ["GE_OP_TYPE", "convert_reshape_and_cache"]
 
@@ -32,40 +28,15 @@ __all__ = ["GE_OP_TYPE", "convert_reshape_and_cache"]
 GE_OP_TYPE = "ReshapeAndCache"
 
 
-def convert_reshape_and_cache(
-    key: Any,  # torchair.ge.Tensor [T, H, Dk]
-    value: Any,  # [T, H, Dv]
-    key_cache: Any,  # [num_blocks, block_size, H, Dk]
-    value_cache: Any,  # [num_blocks, block_size, H, Dv]
-    slot_mapping: Any,  # [T']
-    cache_mode: int = 0,
-    head_num: Optional[int] = None,
-    meta_outputs: Optional[Any] = None,
-) -> None:
-    """Emit one ``ReshapeAndCache`` node writing key_cache and value_cache in place.
-
-    The GE prototype above has the five-tensor ND form only: a key-only call, cache_mode 1 or a
-    head_num is refused here (not silently dropped). Not run here: torchair is not installed.
-    """
-    if value is None or value_cache is None or cache_mode != 0 or head_num is not None:
+def _nd_key_value_only(values: dict) -> None:
+    """The GE prototype has the five-tensor ND form only: a key-only call, cache_mode 1 or a
+    head_num is refused here (not silently dropped)."""
+    if values["value"] is None or values["value_cache"] is None or values["cache_mode"] != 0 or \
+            values["head_num"] is not None:
         raise NotImplementedError(
             "reshape_and_cache: the torchair converter supports the ND key+value form only "
-            f"(value and value_cache given, cache_mode 0, no head_num); got cache_mode={cache_mode}, "
-            f"head_num={head_num}, value {'None' if value is None else 'given'}")
-    torchair.ge.custom_op(
-        GE_OP_TYPE,
-        inputs={
-            "key": key,
-            "value": value,
-            "key_cache": key_cache,
-            "value_cache": value_cache,
-            "slot_mapping": slot_mapping,
-        },
-        outputs=["key_cache", "value_cache"],
-    )
-    return None
+            f"(value and value_cache given, cache_mode 0, no head_num); got cache_mode={values['cache_mode']}, "
+            f"head_num={values['head_num']}, value {'None' if values['value'] is None else 'given'}")
 
 
-torchair.register_fx_node_ge_converter(torch.ops.ascend_ops.reshape_and_cache.default)(
-    convert_reshape_and_cache
-)
+convert_reshape_and_cache = register_ge_converter(__package__, GE_OP_TYPE, attrs=(), check=_nd_key_value_only)
