@@ -150,20 +150,10 @@ def main(argv=None) -> int:
     print(format_table(bench.MODELLED_HEADERS, model))
     print("modelled µs: the emulator's timing model of a 910B (modelled, not run on NPU)")
 
-    print()
-    bench.print_mindspore_call_cost(mindspore_calls, quick=args.quick)
-
     import npu_sim  # bench/npu_sim.py: the npu path on the simulated Ascend runtime
-    from ascend_ops.common import npu_sim_bench
 
-    npu_sim_bench.print_rows(npu_sim.rows())
-
-    args.out.mkdir(parents=True, exist_ok=True)
-    bench.write_csv(results, args.out / f"{OP}.csv")
-    bench.write_json(results, args.out / f"{OP}.json")
-    bench.plot(results, args.out / f"{OP}.png", metric="speedup", logy=True)
-    print(f"\nresults: {args.out}/{OP}.csv, .json, .png")
-    return 0
+    return bench.finish(OP, results, args.out, mindspore_calls=mindspore_calls, npu_sim_rows=npu_sim.rows,
+                        quick=args.quick)
 
 
 if __name__ == "__main__":

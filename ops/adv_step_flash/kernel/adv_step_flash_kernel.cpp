@@ -14,6 +14,7 @@
 // Compiles with CANN's compiler on NPU and with g++ against the AscendC emulator.
 #include "kernel_operator.h"
 #include "aop_kernel/check_slots.h"
+#include "aop_kernel/core_share.h"
 #include "aop_kernel/load_tiling.h"
 #include "kernel/adv_step_flash_tiling.h"
 
@@ -51,11 +52,10 @@ class AdvStepFlashKernel {
                               GM_ADDR seq_lens, GM_ADDR slot_mapping, GM_ADDR block_tables,
                               const AdvStepFlashTiling& tiling) {
     t_ = tiling;
-    const int64_t core = AscendC::GetBlockIdx();
-    const int64_t base = tiling.seqs_per_core;
-    const int64_t extra = tiling.cores_with_extra;
-    begin_ = core * base + (core < extra ? core : extra);
-    end_ = begin_ + base + (core < extra ? 1 : 0);
+    const aop_kernel::CoreShare share =
+        aop_kernel::ShareOf(AscendC::GetBlockIdx(), tiling.seqs_per_core, tiling.cores_with_extra);
+    begin_ = share.begin;
+    end_ = share.end;
     section_ = static_cast<uint32_t>(tiling.chunk_seqs) * SECTION_ELEM_BYTES;
 
     tokens_.SetGlobalBuffer((__gm__ uint8_t*)input_tokens, tiling.num_seqs * tiling.token_bytes);

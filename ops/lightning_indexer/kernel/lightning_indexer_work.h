@@ -4,6 +4,7 @@
 // order: that is what keeps their hand-offs paired.
 #pragma once
 #include "kernel_operator.h"
+#include "aop_kernel/core_share.h"
 #include "kernel/lightning_indexer_tiling.h"
 
 namespace lightning_indexer {
@@ -63,8 +64,9 @@ class Work {
     lengths_q_.Init(lengths_q, t.lengths_q);
     lengths_k_.Init(lengths_k, t.lengths_k);
     const int64_t step = Step();  // units per share (halves: a pair of splits of one item)
-    begin_ = (group * t.items_per_core + Min(group, t.cores_with_extra)) * step;
-    end_ = begin_ + (t.items_per_core + (group < t.cores_with_extra ? 1 : 0)) * step;
+    const aop_kernel::CoreShare share = aop_kernel::ShareOf(group, t.items_per_core, t.cores_with_extra, step);
+    begin_ = share.begin;
+    end_ = share.end;
   }
   // Units the group takes at a time: 2 with halves (units u, u + 1: AIV 0 and AIV 1), else 1.
   __aicore__ inline int64_t Step() const { return t_->halves ? 2 : 1; }

@@ -11,6 +11,7 @@
 // Compiles with CANN's compiler on NPU and with g++ against the AscendC emulator.
 #include "kernel_operator.h"
 #include "aop_kernel/check_slots.h"
+#include "aop_kernel/core_share.h"
 #include "aop_kernel/load_tiling.h"
 #include "kernel/reshape_and_cache_tiling.h"
 
@@ -29,11 +30,10 @@ class ReshapeAndCacheKernel {
                               GM_ADDR value_cache, GM_ADDR slot_mapping,
                               const ReshapeAndCacheTiling& tiling) {
     tiling_ = tiling;
-    const int64_t core = AscendC::GetBlockIdx();
-    const int64_t base = tiling.tokens_per_core;
-    const int64_t extra = tiling.cores_with_extra;
-    token_begin_ = core * base + (core < extra ? core : extra);
-    token_end_ = token_begin_ + base + (core < extra ? 1 : 0);
+    const aop_kernel::CoreShare share =
+        aop_kernel::ShareOf(AscendC::GetBlockIdx(), tiling.tokens_per_core, tiling.cores_with_extra);
+    token_begin_ = share.begin;
+    token_end_ = share.end;
 
     key_.SetGlobalBuffer((__gm__ T*)key);
     key_cache_.SetGlobalBuffer((__gm__ T*)key_cache, tiling.num_slots * tiling.key_row_elems);

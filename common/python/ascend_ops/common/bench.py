@@ -4,12 +4,12 @@ Usage::
 
     from ascend_ops.common.bench import Case, Runner, plot, print_table, write_csv
 
-    cases = [Case("reshape_and_cache", provider, "T=4096 H=8 D=128", "float16", fn, bytes_moved=n)
+    cases = [Case("my_op", provider, "T=4096 H=8 D=128", "float16", fn, bytes_moved=n)
              for provider, fn in providers.items()]
     results = Runner().run(cases, baseline="numpy")
     print_table(results)
-    write_csv(results, "bench-results/reshape_and_cache.csv")
-    plot(results, "bench-results/reshape_and_cache.png")
+    write_csv(results, "bench-results/my_op.csv")
+    plot(results, "bench-results/my_op.png")
 
 Times are per call, in microseconds, from ``time.perf_counter_ns``; each sample times a
 loop of calls long enough for the timer's resolution. Results form a long table: one row
@@ -86,7 +86,7 @@ class Case:
     Attributes
     ----------
     op : str
-        The op, e.g. ``"reshape_and_cache"``.
+        The op, e.g. ``"my_op"``.
     provider : str
         The implementation, e.g. ``"cpu"``, ``"emu"``, ``"torch eager"``, ``"numpy"``.
     shape : str
@@ -434,3 +434,22 @@ def print_mindspore_call_cost(make_calls: Callable[[], Dict[str, Callable[[], ob
     print(format_table(ms_bench.CALL_COST_HEADERS, rows), file=file)
     print("target: ratio vs ops.add <= 1.5 (tiny tensors; a batch of calls then one sync, both sides alike)",
           file=file)
+
+
+def finish(op: str, results: Sequence[Result], out: Path, *,
+           mindspore_calls: Callable[[], Dict[str, Callable[[], object]]],
+           npu_sim_rows: Callable[[], list], quick: bool = False) -> int:
+    """The end every op's ``bench/run.py`` shares: the MindSpore per-call cost, the npu path on
+    the simulated runtime (the op's ``bench/npu_sim.py`` rows), then the result files
+    ``<out>/<op>.{csv,json,png}``. Returns the exit status (0)."""
+    from . import npu_sim_bench
+
+    print()
+    print_mindspore_call_cost(mindspore_calls, quick=quick)
+    npu_sim_bench.print_rows(npu_sim_rows())
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv(results, out / f"{op}.csv")
+    write_json(results, out / f"{op}.json")
+    plot(results, out / f"{op}.png", metric="speedup", logy=True)
+    print(f"\nresults: {out}/{op}.csv, .json, .png")
+    return 0

@@ -5,7 +5,7 @@ from typing import List
 
 import numpy as np
 
-from ascend_ops.common.registry import CheckCase
+from ascend_ops.common.registry import CheckCase, front_door_cases
 
 from . import reference
 
@@ -114,11 +114,5 @@ def _mindspore(graph: bool):
 
 
 def cases() -> List[CheckCase]:
-    return [
-        CheckCase("cpu", "core", _numpy),
-        CheckCase("emu", "core", _emu),
-        CheckCase("cpu", "torch eager", _torch(compiled=False)),
-        CheckCase("cpu", "torch compile", _torch(compiled=True)),
-        CheckCase("cpu", "mindspore pynative", _mindspore(graph=False)),
-        CheckCase("cpu", "mindspore graph", _mindspore(graph=True)),
-    ]
+    return front_door_cases(lambda backend: _numpy if backend == "cpu" else _emu,
+                            lambda compiled, device="cpu": _torch(compiled), _mindspore, npu=False)

@@ -5,7 +5,7 @@ from typing import List
 
 import numpy as np
 
-from ascend_ops.common.registry import CheckCase
+from ascend_ops.common.registry import CheckCase, front_door_cases
 
 from . import reference
 
@@ -118,12 +118,4 @@ def _mindspore(graph: bool):
 
 
 def cases() -> List[CheckCase]:
-    return [
-        CheckCase("cpu", "core", _numpy("cpu")),
-        CheckCase("emu", "core", _numpy("emu")),
-        CheckCase("cpu", "torch eager", _torch(compiled=False)),
-        CheckCase("cpu", "torch compile", _torch(compiled=True)),
-        CheckCase("cpu", "mindspore pynative", _mindspore(graph=False)),
-        CheckCase("cpu", "mindspore graph", _mindspore(graph=True)),
-        CheckCase("npu", "torch eager", _torch(compiled=False, device="npu")),
-    ]
+    return front_door_cases(_numpy, _torch, _mindspore)
