@@ -50,7 +50,8 @@ def commit_all(repo: Path, message: str) -> str:
 def first_op_recipe() -> Path:
     """The recipe directory of the first op found (every op's recipe has the same shape)."""
     ops = [p for p in discover(WorkTree(ROOT)) if p.kind == "op"]
-    return ROOT / ops[0].recipe_dir if ops else ROOT / "ops" / "reshape_and_cache" / "recipe"
+    assert ops, "no op in this tree"
+    return ROOT / ops[0].recipe_dir
 
 
 TOY_FILES: Dict[str, str] = {

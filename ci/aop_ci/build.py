@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Build the packages a change touches (or those named): wheels with pip, "
                     "and conda packages with rattler-build (py-rattler-build) from their v1 "
                     "recipes and recipes/variants.yaml.",
-        epilog="examples:  ci/build origin/main...HEAD   ci/build --package reshape_and_cache "
+        epilog="examples:  ci/build origin/main...HEAD   ci/build --package my_op "
                "--wheels no --conda yes --channel conda-forge   ci/build --all --dry-run")
     p.add_argument("range", nargs="?", help="git range BASE...HEAD: build what it touches")
     p.add_argument("--package", action="append", default=[], metavar="NAME",

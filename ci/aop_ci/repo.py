@@ -60,11 +60,11 @@ class Package:
     Attributes
     ----------
     name : str
-        Distribution and conda package name, e.g. ``ascend-op-reshape-and-cache``.
+        Distribution and conda package name, e.g. ``ascend-op-my-op``.
     kind : str
         ``"common"`` or ``"op"``.
     dir : str
-        Directory relative to the repository root, POSIX style (``ops/reshape_and_cache``).
+        Directory relative to the repository root, POSIX style (``ops/my_op``).
     version : str
         The version read from the package's single source.
     version_file : str
@@ -79,7 +79,7 @@ class Package:
 
     @property
     def op(self) -> Optional[str]:
-        """The op's import name (``reshape_and_cache``), None for common."""
+        """The op's import name (``my_op``), None for common."""
         return self.dir.rsplit("/", 1)[-1] if self.kind == "op" else None
 
     @property

@@ -2,7 +2,7 @@
 // Header-only, for every op's _ms module built with AOP_MS_ASCEND (C++ ABI 0). Not run on NPU:
 // compile- and link-checked against the mindspore wheel (tests/test_ms_ascend_compile.py).
 //
-// The pattern (the one vLLM-MindSpore uses for adv_step_flash, with the queue of this project's
+// The pattern (the one vLLM-MindSpore uses for its advance-step op, with the queue of this project's
 // CPU path): PyboostRunner::Call<N> queues the op on MindSpore's frontend queue, in program
 // order; there capture() records the current device context and stream id; the op then queues
 // its own PyBoostDeviceTask, the queue where MindSpore's built-in ops launch their kernels, and

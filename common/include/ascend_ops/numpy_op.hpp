@@ -213,7 +213,7 @@ void bind_tiling(py::module_& m) {
       ("kernel_tiling(" + signature_doc<Op>() + ", soc='Ascend910B2', dtype='')\n"
        "The AscendC kernel's launch tiling for these inputs on a platform preset (from the tiling cache), as a dict.")
           .c_str());
-  m.attr("tiling") = m.attr("kernel_tiling");  // its former name in reshape_and_cache and adv_step_flash
+  m.attr("tiling") = m.attr("kernel_tiling");  // its former name in the first ops (kept working)
 }
 
 #ifdef AOP_WITH_EMU

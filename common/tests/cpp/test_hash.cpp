@@ -82,7 +82,7 @@ TEST(no_collisions_and_even_buckets) {
   std::vector<int> buckets(256, 0);
   const int n = 200000;
   for (int i = 0; i < n; ++i) {
-    const std::string key = "reshape_and_cache/" + std::to_string(i);
+    const std::string key = "my_op/" + std::to_string(i);
     const uint64_t v = h(key);
     seen.insert(v);
     ++buckets[v & 0xFF];  // low bits pick unordered_map buckets

@@ -11,7 +11,7 @@
 
 namespace {
 aop::KeyBuilder base() {
-  aop::KeyBuilder k("reshape_and_cache");
+  aop::KeyBuilder k("my_op");
   k.add_shape({16, 8, 128}).add_dtype(AOP_DTYPE_FLOAT16).add_int(64).add_string("auto");
   return k;
 }
@@ -28,12 +28,12 @@ TEST(each_difference_changes_the_key) {
   std::vector<std::string> keys = {
       base().bytes(),
       aop::KeyBuilder("rms_norm").add_shape({16, 8, 128}).add_dtype(AOP_DTYPE_FLOAT16).add_int(64).add_string("auto").bytes(),
-      aop::KeyBuilder("reshape_and_cache").add_shape({16, 8, 129}).add_dtype(AOP_DTYPE_FLOAT16).add_int(64).add_string("auto").bytes(),
-      aop::KeyBuilder("reshape_and_cache").add_shape({16, 1024}).add_dtype(AOP_DTYPE_FLOAT16).add_int(64).add_string("auto").bytes(),
-      aop::KeyBuilder("reshape_and_cache").add_shape({16, 8, 128}).add_dtype(AOP_DTYPE_BFLOAT16).add_int(64).add_string("auto").bytes(),
-      aop::KeyBuilder("reshape_and_cache").add_shape({16, 8, 128}).add_dtype(AOP_DTYPE_FLOAT16).add_int(65).add_string("auto").bytes(),
-      aop::KeyBuilder("reshape_and_cache").add_shape({16, 8, 128}).add_dtype(AOP_DTYPE_FLOAT16).add_int(64).add_string("fp8").bytes(),
-      aop::KeyBuilder("reshape_and_cache").add_shape({16, 8, 128}).add_dtype(AOP_DTYPE_FLOAT16).add_int(64).bytes(),
+      aop::KeyBuilder("my_op").add_shape({16, 8, 129}).add_dtype(AOP_DTYPE_FLOAT16).add_int(64).add_string("auto").bytes(),
+      aop::KeyBuilder("my_op").add_shape({16, 1024}).add_dtype(AOP_DTYPE_FLOAT16).add_int(64).add_string("auto").bytes(),
+      aop::KeyBuilder("my_op").add_shape({16, 8, 128}).add_dtype(AOP_DTYPE_BFLOAT16).add_int(64).add_string("auto").bytes(),
+      aop::KeyBuilder("my_op").add_shape({16, 8, 128}).add_dtype(AOP_DTYPE_FLOAT16).add_int(65).add_string("auto").bytes(),
+      aop::KeyBuilder("my_op").add_shape({16, 8, 128}).add_dtype(AOP_DTYPE_FLOAT16).add_int(64).add_string("fp8").bytes(),
+      aop::KeyBuilder("my_op").add_shape({16, 8, 128}).add_dtype(AOP_DTYPE_FLOAT16).add_int(64).bytes(),
   };
   const std::set<std::string> distinct(keys.begin(), keys.end());
   CHECK_EQ(distinct.size(), keys.size());

@@ -256,7 +256,7 @@ def test_python_and_library_abi_must_match(common_lib, fresh_clib, monkeypatch):
 def test_check_errors_raises_the_first_posted_error_once():
     lib = _clib.library()
     common.check_errors()  # nothing pending
-    assert lib.aop_async_error_post(3, b"reshape_and_cache: slot_mapping[2] = 77 is out of range") == 1
+    assert lib.aop_async_error_post(3, b"my_op: slot_mapping[2] = 77 is out of range") == 1
     assert lib.aop_async_error_post(1, b"a later error") == 0  # the first one wins
     assert lib.aop_async_error_pending() == 1
     with pytest.raises(IndexError, match=r"slot_mapping\[2\] = 77"):

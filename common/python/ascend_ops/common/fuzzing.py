@@ -50,7 +50,7 @@ class Fault:
 
 
 def front_doors(package: str) -> List[str]:
-    """The front doors ``package`` (e.g. ``"ascend_ops.reshape_and_cache"``) was built with:
+    """The front doors ``package`` (e.g. ``"ascend_ops.my_op"``) was built with:
     ``"numpy-cpu"`` always, ``"numpy-emu"`` with the emulator backend, ``"torch-cpu"`` with
     the torch adapter (and torch installed)."""
     doors = ["numpy-cpu"]
@@ -218,7 +218,7 @@ def check_call(
     door : str
         The front door (``"numpy-cpu"``, ``"torch-cpu"``, ...), for the error messages.
     package : str
-        The op's package (``"adv_step_flash"``) when its name differs from the function's:
+        The op's package (``"my_op_pkg"``) when its name differs from the function's:
         the figures are recorded under it.
 
     Returns

@@ -64,8 +64,8 @@ _loaded: Dict[str, ModuleType] = {}
 
 
 def op_module(op_package: str) -> str:
-    """Return the import name of an op package: ``"reshape_and_cache"`` or
-    ``"ascend_ops.reshape_and_cache"`` -> ``"ascend_ops.reshape_and_cache"``."""
+    """Return the import name of an op package: ``"my_op"`` or
+    ``"ascend_ops.my_op"`` -> ``"ascend_ops.my_op"``."""
     if not isinstance(op_package, str) or not op_package:
         raise ValueError(f"op_package should be a non-empty str, got {op_package!r}")
     name = op_package if "." in op_package else f"{_NAMESPACE}.{op_package}"
@@ -75,14 +75,14 @@ def op_module(op_package: str) -> str:
 
 
 def distribution_name(op_package: str) -> str:
-    """Return the distribution of an op: ``ascend_ops.reshape_and_cache`` ->
-    ``ascend-op-reshape-and-cache``."""
+    """Return the distribution of an op: ``ascend_ops.my_op`` ->
+    ``ascend-op-my-op``."""
     short = op_module(op_package).rpartition(".")[2]
     return "ascend-op-" + short.replace("_", "-")
 
 
 def native_module_name(op_package: str, piece: str) -> str:
-    """Return the import name of a piece, e.g. ``ascend_ops.reshape_and_cache._torch``."""
+    """Return the import name of a piece, e.g. ``ascend_ops.my_op._torch``."""
     if piece not in PIECES:
         raise ValueError(f"piece should be one of {list(PIECES)}, got {piece!r}")
     return f"{op_module(op_package)}.{PIECES[piece][0]}"

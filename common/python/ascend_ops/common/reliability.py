@@ -34,7 +34,7 @@ def record(kind: str, op: str, **figures: float) -> None:
     kind : str
         The run: ``"fuzz"``, ``"race"``, ``"soak"``, ...
     op : str
-        The op, e.g. ``"reshape_and_cache"``.
+        The op, e.g. ``"my_op"``.
     **figures : float
         Counters to add, e.g. ``cases=1, rejected=1``; a name ending in ``_max`` keeps the
         largest value instead, e.g. ``rss_growth_bytes_max=4096``.
