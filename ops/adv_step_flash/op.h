@@ -100,7 +100,8 @@ On any error all four outputs are left exactly as they were.
   static void check_data(const Prepared& a) { adv_step_flash::check_data(a); }
   static Tiling tiling(const Prepared& a, const aop_platform& platform) { return adv_step_flash::tiling(a, platform); }
   static bool nothing_to_launch(const Prepared&, const Tiling&) { return false; }  // num_seqs > 0
-  static size_t workspace_bytes(const Tiling& t) { return kernel_workspace_bytes(t); }
+  // one check slot per core (common's check protocol), nothing else
+  static size_t workspace_bytes(const Tiling& t) { return launch::check_slots_bytes(t.block_dim, kAsfCheckWords); }
   static aop::Error kernel_error(const int64_t record[kAsfCheckWords]) { return adv_step_flash::kernel_error(record); }
 
   static std::array<launch::GmTensor, 6> gm_tensors(const Prepared& a) {

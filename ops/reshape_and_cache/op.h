@@ -90,7 +90,8 @@ wins is not specified.
   static void check_data(const Prepared& a) { check_slots(a); }
   static Tiling tiling(const Prepared& a, const aop_platform& platform) { return reshape_and_cache::tiling(a, platform); }
   static bool nothing_to_launch(const Prepared&, const Tiling& t) { return t.num_tokens == 0; }
-  static size_t workspace_bytes(const Tiling& t) { return kernel_workspace_bytes(t); }
+  // one check slot per core (common's check protocol), nothing else
+  static size_t workspace_bytes(const Tiling& t) { return launch::check_slots_bytes(t.block_dim, kRacCheckWords); }
   static aop::Error kernel_error(const int64_t record[kRacCheckWords]) { return reshape_and_cache::kernel_error(record); }
 
   // key-only: value / value_cache are null pointers the kernel never touches.

@@ -81,6 +81,13 @@ constexpr const char* kRecordName = "error_record";
 constexpr const char* kTilingName = "tiling";
 constexpr size_t kRecordBytes = 8 * sizeof(int64_t);  // the error record: 8 int64, one data-cache line
 
+// The GM workspace of a kernel whose only workspace is the check protocol's slots
+// (aop_kernel/check_slots.h): `slots` slots of `words` int64 each (one per core, or per AIV).
+// Every core writes its own slot before reading any: it needs no zeroing.
+inline size_t check_slots_bytes(int64_t slots, int64_t words) {
+  return static_cast<size_t>(slots) * static_cast<size_t>(words) * sizeof(int64_t);
+}
+
 // The GM workspace the kernel's launch needs on `platform` (what run_npu asks
 // NpuContext::workspace for): Op::workspace_bytes of the launch tiling. Validates (Op::prepare) and
 // reads no data: graph kernels declare it once shapes are known (MindSpore KernelMod::Resize).

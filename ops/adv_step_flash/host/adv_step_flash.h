@@ -45,10 +45,6 @@ void check_data(const Args& args);
 // exceptions here too, so both messages are one. An unknown code gives a RuntimeError.
 aop::Error kernel_error(const int64_t record[kAsfCheckWords]);
 
-// Bytes of the kernel's GM workspace: one 64-byte check slot per core (block_dim). Every core
-// writes its own slot before reading any: it needs no zeroing.
-size_t kernel_workspace_bytes(const AdvStepFlashTiling& tiling);
-
 // The launch tiling for `platform`, from common's tiling cache (keyed by the integer
 // arguments, dtypes, the block-table layout and the platform). Call after validate().
 AdvStepFlashTiling tiling(const Args& args, const aop_platform& platform);

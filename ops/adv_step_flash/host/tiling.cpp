@@ -46,10 +46,6 @@ AdvStepFlashTiling compute(const Args& a, const aop_platform& platform) {
 
 }  // namespace
 
-size_t kernel_workspace_bytes(const AdvStepFlashTiling& t) {
-  return static_cast<size_t>(t.block_dim) * kAsfCheckWords * sizeof(int64_t);
-}
-
 AdvStepFlashTiling tiling(const Args& a, const aop_platform& platform) {
   KeyBuilder key("adv_step_flash");
   key.add_int(a.num_seqs)

@@ -52,10 +52,7 @@ class AdvStepFlashKernel {
                               GM_ADDR seq_lens, GM_ADDR slot_mapping, GM_ADDR block_tables,
                               const AdvStepFlashTiling& tiling) {
     t_ = tiling;
-    const aop_kernel::CoreShare share =
-        aop_kernel::ShareOf(AscendC::GetBlockIdx(), tiling.seqs_per_core, tiling.cores_with_extra);
-    begin_ = share.begin;
-    end_ = share.end;
+    seqs_ = aop_kernel::ThisCoreShare(tiling.seqs_per_core, tiling.cores_with_extra);
     section_ = static_cast<uint32_t>(tiling.chunk_seqs) * SECTION_ELEM_BYTES;
 
     tokens_.SetGlobalBuffer((__gm__ uint8_t*)input_tokens, tiling.num_seqs * tiling.token_bytes);
@@ -77,8 +74,8 @@ class AdvStepFlashKernel {
   __aicore__ inline bool Check(GM_ADDR workspace, GM_ADDR error_record) {
     const int64_t core = AscendC::GetBlockIdx();
     int64_t record[aop_kernel::check::kWords] = {kAsfOk, 0, 0, 0, 0, 0, 0, 0};
-    one_chunk_ = end_ - begin_ <= t_.chunk_seqs;
-    for (int64_t start = begin_; start < end_ && record[0] == kAsfOk; start += t_.chunk_seqs) {
+    one_chunk_ = seqs_.end - seqs_.begin <= t_.chunk_seqs;
+    for (int64_t start = seqs_.begin; start < seqs_.end && record[0] == kAsfOk; start += t_.chunk_seqs) {
       Stage(start, record);
       if (!one_chunk_) Discard();
     }
@@ -86,17 +83,17 @@ class AdvStepFlashKernel {
     const int64_t bad = aop_kernel::check::Exchange(pipe_, workspace, core, t_.block_dim, record, slots_ub);
     if (bad < 0) return true;
     if (core == 0) aop_kernel::check::Record(error_record, slots_ub, bad);
-    if (one_chunk_ && begin_ < end_) Discard();
+    if (one_chunk_ && seqs_.begin < seqs_.end) Discard();
     return false;
   }
 
   __aicore__ inline void Process() {
     if (one_chunk_) {
-      if (begin_ < end_) CopyOut(begin_, Count(begin_), Queries(begin_));
+      if (seqs_.begin < seqs_.end) CopyOut(seqs_.begin, Count(seqs_.begin), Queries(seqs_.begin));
       return;
     }
     int64_t record[aop_kernel::check::kWords] = {kAsfOk, 0, 0, 0, 0, 0, 0, 0};  // stays clean: Check passed
-    for (int64_t start = begin_; start < end_; start += t_.chunk_seqs) {
+    for (int64_t start = seqs_.begin; start < seqs_.end; start += t_.chunk_seqs) {
       Stage(start, record);
       CopyOut(start, Count(start), Queries(start));
     }
@@ -104,7 +101,7 @@ class AdvStepFlashKernel {
 
  private:
   __aicore__ inline uint32_t Count(int64_t start) const {
-    const int64_t left = end_ - start;
+    const int64_t left = seqs_.end - start;
     return static_cast<uint32_t>(left < t_.chunk_seqs ? left : t_.chunk_seqs);
   }
 
@@ -233,8 +230,7 @@ class AdvStepFlashKernel {
   AscendC::GlobalTensor<int64_t> tables64_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> check_buf_;  // the check slots (aop_kernel::check)
   AdvStepFlashTiling t_;
-  int64_t begin_ = 0;
-  int64_t end_ = 0;
+  aop_kernel::CoreShare seqs_{0, 0};  // the sequences this core advances
   uint32_t section_ = 0;
   bool one_chunk_ = true;  // this core's rows fit one chunk: Check leaves it queued for Process
 };

@@ -15,6 +15,7 @@
 
 #include "ascend_ops/cache.hpp"
 #include "ascend_ops/hash.hpp"
+#include "ascend_ops/kernel_launch.hpp"
 #include "ascend_ops/parallel.h"
 #include "ascend_ops/tensor.hpp"
 #include "host/cpu_kernel.h"
@@ -328,7 +329,7 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
 
 size_t kernel_check_bytes(const LightningIndexerTiling& t) {
   // MIX 1:2: a check slot per AIV (two per AIC), then a verdict line per AIC
-  return static_cast<size_t>(3 * t.block_dim) * kLiCheckWords * sizeof(int64_t);
+  return launch::check_slots_bytes(3 * static_cast<int64_t>(t.block_dim), kLiCheckWords);
 }
 
 size_t kernel_workspace_bytes(const LightningIndexerTiling& t) {

@@ -53,10 +53,6 @@ void check_slots(const Args& args);
 // exception here too, so both messages are one. An unknown code gives a RuntimeError.
 aop::Error kernel_error(const int64_t record[kRacCheckWords]);
 
-// Bytes of the kernel's GM workspace: one 64-byte check slot per core (block_dim). Every core
-// writes its own slot before reading any: it needs no zeroing.
-size_t kernel_workspace_bytes(const ReshapeAndCacheTiling& tiling);
-
 
 // The launch tiling for `platform`, from common's tiling cache (keyed by shapes, dtypes,
 // strides, attributes and platform). Call on validated() arguments.

@@ -49,10 +49,6 @@ ReshapeAndCacheTiling compute(const Args& a, const aop_platform& platform) {
 
 }  // namespace
 
-size_t kernel_workspace_bytes(const ReshapeAndCacheTiling& t) {
-  return static_cast<size_t>(t.block_dim) * kRacCheckWords * sizeof(int64_t);
-}
-
 ReshapeAndCacheTiling tiling(const Args& a, const aop_platform& platform) {
   KeyBuilder key("reshape_and_cache");
   key.add_int(a.cache_mode).add_bool(a.has_value).add_tensor(TensorView(a.key));

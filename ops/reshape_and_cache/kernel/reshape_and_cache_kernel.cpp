@@ -30,10 +30,7 @@ class ReshapeAndCacheKernel {
                               GM_ADDR value_cache, GM_ADDR slot_mapping,
                               const ReshapeAndCacheTiling& tiling) {
     tiling_ = tiling;
-    const aop_kernel::CoreShare share =
-        aop_kernel::ShareOf(AscendC::GetBlockIdx(), tiling.tokens_per_core, tiling.cores_with_extra);
-    token_begin_ = share.begin;
-    token_end_ = share.end;
+    tokens_ = aop_kernel::ThisCoreShare(tiling.tokens_per_core, tiling.cores_with_extra);
 
     key_.SetGlobalBuffer((__gm__ T*)key);
     key_cache_.SetGlobalBuffer((__gm__ T*)key_cache, tiling.num_slots * tiling.key_row_elems);
@@ -53,7 +50,7 @@ class ReshapeAndCacheKernel {
   __aicore__ inline bool Check(GM_ADDR workspace, GM_ADDR error_record) {
     const int64_t core = AscendC::GetBlockIdx();
     int64_t record[aop_kernel::check::kWords] = {kRacOk, 0, 0, 0, 0, 0, 0, 0};
-    for (int64_t t = token_begin_; t < token_end_; ++t) {
+    for (int64_t t = tokens_.begin; t < tokens_.end; ++t) {
       const int64_t slot = Slot(t);
       if (slot >= tiling_.num_slots) {  // the first bad slot of this core's tokens
         record[0] = kRacSlotOutOfRange;
@@ -72,7 +69,7 @@ class ReshapeAndCacheKernel {
   }
 
   __aicore__ inline void Process() {
-    for (int64_t t = token_begin_; t < token_end_; ++t) {
+    for (int64_t t = tokens_.begin; t < tokens_.end; ++t) {
       const int64_t slot = Slot(t);
       if (slot < 0) continue;  // padding token
       CopyRow(key_[t * tiling_.key_token_stride], key_cache_, slot, tiling_.key_row_elems);
@@ -92,7 +89,7 @@ class ReshapeAndCacheKernel {
 
   __aicore__ inline void LoadSlots(int64_t t) {
     if (chunk_end_ > chunk_begin_) aop_kernel::check::Sync<AscendC::HardEvent::S_MTE2>(pipe_);  // the old chunk was read
-    const int64_t left = token_end_ - t;
+    const int64_t left = tokens_.end - t;
     const int64_t count = left < kRacSlotChunk ? left : kRacSlotChunk;
     AscendC::DataCopyExtParams params{1, static_cast<uint32_t>(count * sizeof(S)), 0, 0, 0};
     AscendC::DataCopyPadExtParams<S> pad{false, 0, 0, 0};
@@ -161,8 +158,7 @@ class ReshapeAndCacheKernel {
   int64_t chunk_begin_ = 0;  // slot_chunk_ holds slot_mapping[chunk_begin_, chunk_end_)
   int64_t chunk_end_ = 0;
   ReshapeAndCacheTiling tiling_;
-  int64_t token_begin_ = 0;
-  int64_t token_end_ = 0;
+  aop_kernel::CoreShare tokens_{0, 0};  // the tokens this core writes
 };
 
 template <typename T, typename S>

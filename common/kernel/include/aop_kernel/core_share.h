@@ -18,4 +18,9 @@ __aicore__ inline CoreShare ShareOf(int64_t core, int64_t per_core, int64_t with
   return share;
 }
 
+// This core's share (AscendC::GetBlockIdx()).
+__aicore__ inline CoreShare ThisCoreShare(int64_t per_core, int64_t with_extra) {
+  return ShareOf(AscendC::GetBlockIdx(), per_core, with_extra);
+}
+
 }  // namespace aop_kernel

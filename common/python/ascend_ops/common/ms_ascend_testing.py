@@ -1,4 +1,4 @@
-"""Fakes for every op's MindSpore-on-Ascend front-door tests (ops/*/tests/test_*_mindspore_ascend.py).
+"""Fakes for the MindSpore-on-Ascend front-door tests (tests/test_ms_ascend_front_doors.py, for every op).
 
 No NPU runs those tests: MindSpore's device_target, the op's build info and the generated graph
 primitive are faked with pytest's ``monkeypatch``. Import ``mindspore`` before this module's

@@ -114,20 +114,23 @@ def primitive_class(class_name: str, native: Any, description: Dict[str, Any]) -
             return {"shape": tuple(shapes_out[0]), "dtype": kinds[0], "value": None}
         return {"shape": tuple(tuple(s) for s in shapes_out), "dtype": tuple(kinds), "value": None}
 
+    n = len(params)
+    optional_bits = [(i, 1 << i) for i, p in enumerate(params) if p["optional"]]
+    str_choices = [(i, p["choices"]) for i, p in enumerate(params) if p["kind"] == "str"]
+
     def __call__(self, *args: Any) -> Any:
         if jit_context() is not None:  # traced jit: let MindSpore record the aot primitive
             return ops.Custom.__call__(self, *args)
-        if len(args) < len(params) + 1:  # the trailing defaults, as the signature gives them in a graph
-            args = args + tuple(defaults[len(args) - len(params) - 1:])
-        present = int(args[-1])
-        values = []
-        for i, (p, v) in enumerate(zip(params, args)):
-            if p["optional"] and not present & (1 << i):
-                v = None
-            elif p["kind"] == "str":
-                choices = p["choices"]
-                v = choices[v] if 0 <= int(v) < len(choices) else str(v)
-            values.append(v)
+        if len(args) <= n:  # the trailing defaults, as the signature gives them in a graph
+            args = args + tuple(defaults[len(args) - n - 1:])
+        values = list(args[:n])
+        present = args[n]
+        for i, bit in optional_bits:
+            if not present & bit:
+                values[i] = None
+        for i, choices in str_choices:
+            code = values[i]
+            values[i] = choices[code] if 0 <= code < len(choices) else str(code)
         return entry(*values)
 
     defaults = _trailing_defaults(params)

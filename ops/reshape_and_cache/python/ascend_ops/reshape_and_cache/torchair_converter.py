@@ -1,10 +1,7 @@
-"""torchair converter of ``torch.ops.ascend_ops.reshape_and_cache`` (GE graph mode).
-
-Imported only where torchair is installed (by :mod:`ascend_ops.reshape_and_cache.torch_ops`);
-importing it registers the converter
-(``ascend_ops.common.torchair.register_ge_converter`` over the op's description). torchair's max-autotune mode turns each FX node into an
-Ascend IR node through its converter; this one maps the op to the Ascend IR op
-:data:`GE_OP_TYPE` of the op's CANN custom op package, whose prototype must be::
+"""torchair (GE graph mode) converter of ``torch.ops.ascend_ops.reshape_and_cache``: common's
+(``ascend_ops.common.torchair.register_ge_converter``, from the op's description), registered on
+import, where torchair is installed. It emits the GE op :data:`GE_OP_TYPE` of the op's CANN
+custom op package, whose prototype must be::
 
     REG_OP(ReshapeAndCache)
         .INPUT(key, ...)            // [T, H, Dk]
