@@ -102,7 +102,8 @@ inline std::string type_name(const py::handle& o) { return py::str(py::type::of(
 // An int argument: a Python or NumPy integer, not a bool.
 inline int64_t to_int(const py::handle& o, const char* op, const char* name) {
   if (PyBool_Check(o.ptr()) || !PyIndex_Check(o.ptr())) {
-    throw Error(AOP_TYPE_ERROR, std::string(op) + ": " + name + " should be an int but is " + type_name(o));
+    throw Error(AOP_TYPE_ERROR, std::string(op) + ": " + name + " should be an int but is " + type_name(o) + " " +
+                                    py::repr(o).cast<std::string>());
   }
   const py::int_ value = py::reinterpret_steal<py::int_>(PyNumber_Index(o.ptr()));
   int overflow = 0;
