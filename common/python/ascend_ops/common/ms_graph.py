@@ -31,8 +31,9 @@ __all__ = ["device_target", "on_ascend", "npu_primitive"]
 
 
 def device_target() -> str:
-    """MindSpore's device_target (a function, so tests can fake it)."""
-    return ms.get_context("device_target")
+    """MindSpore's device_target (a function, so tests can fake it). ``get_current_device`` (2 µs)
+    rather than ``get_context`` (10 µs): every PyNative call of an op's function asks."""
+    return ms.get_current_device().device_target
 
 
 @constexpr
