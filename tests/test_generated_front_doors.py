@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ascend_ops.common import codegen
+from ascend_ops.common.front_door import schema_default as default
 from ascend_ops.common.registry import installed_ops
 
 OPS = [op.name for op in installed_ops()]
@@ -21,14 +22,6 @@ NUMPY_OPTIONS = {"backend": None, "dtype": None, "soc": "Ascend910B2", "order": 
 
 def description(op: str) -> dict:
     return importlib.import_module(f"ascend_ops.{op}._description").DESCRIPTION
-
-
-def default(text):
-    if text is None:
-        return inspect.Parameter.empty
-    if text in ("None", "True", "False"):
-        return {"None": None, "True": True, "False": False}[text]
-    return text.strip('"') if text.startswith('"') else int(text)
 
 
 def expected(d: dict, keyword_only: bool = True) -> list:

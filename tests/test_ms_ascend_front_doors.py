@@ -16,6 +16,7 @@ ms = pytest.importorskip("mindspore", reason="mindspore is not installed")  # be
 from mindspore import Tensor  # noqa: E402
 
 from ascend_ops.common import ms_ascend_testing as fake  # noqa: E402
+from ascend_ops.common.front_door import schema_default  # noqa: E402
 from ascend_ops.common.ms_ascend_testing import on_ascend  # noqa: E402,F401  (a fixture)
 from ascend_ops.common.registry import installed_ops  # noqa: E402
 
@@ -34,15 +35,10 @@ def call_args(description: dict):
     (or 1) per scalar. Enough to reach the primitive's choice: nothing runs a kernel."""
     args = []
     for p in description["params"]:
-        text = p["default"]
         if p["kind"] == "tensor":
             args.append(Tensor(np.zeros((1,), np.int32)))
-        elif text is None:
-            args.append(1)
-        elif text in ("None", "True", "False"):
-            args.append({"None": None, "True": True, "False": False}[text])
         else:
-            args.append(text.strip('"') if text.startswith('"') else int(text))
+            args.append(1 if p["default"] is None else schema_default(p["default"]))
     return args
 
 

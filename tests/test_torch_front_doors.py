@@ -16,6 +16,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="torch is not installed")
 
 from ascend_ops.common import npu_compile_check, torchair_testing  # noqa: E402
+from ascend_ops.common.front_door import schema_default  # noqa: E402
 from ascend_ops.common.registry import installed_ops  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -33,12 +34,7 @@ def torch_ops(op: str):
 
 def _value(param: dict):
     """A value the converter accepts for a non-tensor argument: its schema default, else 1."""
-    text = param["default"]
-    if text is None:
-        return 1
-    if text in ("None", "True", "False"):
-        return {"None": None, "True": True, "False": False}[text]
-    return text.strip('"') if text.startswith('"') else int(text)
+    return 1 if param["default"] is None else schema_default(param["default"])
 
 
 @pytest.fixture

@@ -99,31 +99,10 @@ int64_t aot_scalar(void* data, int ndim, const int64_t* shape, const char* dtype
   return type == AOP_DTYPE_INT64 ? *static_cast<const int64_t*>(data) : *static_cast<const int32_t*>(data);
 }
 
-// The shape of output `o` from the inputs' shapes (a tensor's entry is empty when absent).
-template <class Op>
-std::vector<int64_t> output_shape(const typename Op::Args& args, size_t o,
-                                  const std::vector<std::vector<int64_t>>& shapes) {
-  std::vector<int64_t> shape;
-  if constexpr (num_outputs<Op>() == 0) return shape;  // an op without outputs has no output_dims
-  else for (const desc::Dim& d : Op::output_dims(args, o)) {
-    if (d.param < 0) {
-      shape.push_back(d.constant);
-      continue;
-    }
-    const std::vector<int64_t>& in = shapes[static_cast<size_t>(d.param)];
-    const int dim = d.dim < 0 ? static_cast<int>(in.size()) + d.dim : d.dim;
-    shape.push_back(dim >= 0 && dim < static_cast<int>(in.size()) ? in[static_cast<size_t>(dim)] : -1);
-  }
-  return shape;
-}
-
 // Whether output `o` exists for these values.
 template <class Op>
 bool output_present(const std::vector<desc::Value>& values, size_t o) {
-  const auto& out = Op::outputs()[o];
-  if (out.present_if == nullptr) return true;
-  const int flag = desc::param_index(Op::params(), out.present_if);
-  return flag >= 0 && values[static_cast<size_t>(flag)].b;
+  return desc::output_present(Op::outputs()[o], Op::params(), values);
 }
 
 // Graph compilation (the primitive's __infer__): the host's checks on the inferred shapes and
@@ -182,8 +161,11 @@ std::vector<std::vector<int64_t>> infer(const std::vector<std::vector<int64_t>>&
   }
   if (!dynamic) Op::check_inputs(args);  // else the aot kernel checks once the shapes are known
   std::vector<std::vector<int64_t>> out;
-  for (size_t o = 0; o < num_outputs<Op>(); ++o) {
-    out.push_back(output_present<Op>(values, o) ? output_shape<Op>(args, o, given_shapes) : std::vector<int64_t>{0});
+  if constexpr (num_outputs<Op>() > 0) {  // an op without outputs has no output_dims
+    for (size_t o = 0; o < num_outputs<Op>(); ++o) {
+      out.push_back(output_present<Op>(values, o) ? desc::output_shape(Op::output_dims(args, o), given_shapes)
+                                                  : std::vector<int64_t>{0});
+    }
   }
   return out;
 }

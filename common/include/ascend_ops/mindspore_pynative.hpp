@@ -220,26 +220,19 @@ py::object pynative(const py::args& args, const py::kwargs& kwargs) {
     const typename Op::Args meta = ms_args<Op>(c, aop_device{AOP_DEVICE_META, 0}, nullptr);
     Op::check_inputs(meta);
     if constexpr (std::tuple_size_v<std::decay_t<decltype(Op::outputs())>> > 0) {
+      std::vector<std::vector<int64_t>> shapes(params.size());  // the tensor arguments' shapes, by argument
+      for (size_t i = 0, t = 0; i < params.size(); ++i) {
+        if (!params[i].is_tensor()) continue;
+        const std::optional<ms::Tensor>& tensor = c.tensors[t++];
+        if (tensor && tensor->is_defined()) shapes[i] = tensor->shape();
+      }
       const auto& outs = Op::outputs();
       for (size_t o = 0; o < outs.size(); ++o) {
-        const int flag = outs[o].present_if == nullptr ? -1 : desc::param_index(params, outs[o].present_if);
-        const bool present = outs[o].present_if == nullptr || (flag >= 0 && c.values[static_cast<size_t>(flag)].b);
-        if (!present) {
+        if (!desc::output_present(outs[o], params, c.values)) {
           c.output_shapes.emplace_back(std::nullopt);
           continue;
         }
-        std::vector<int64_t> shape;
-        for (const desc::Dim& d : Op::output_dims(meta, o)) {
-          if (d.param < 0) {
-            shape.push_back(d.constant);
-            continue;
-          }
-          size_t t = 0;  // the tensor's index among the tensor arguments
-          for (int i = 0; i < d.param; ++i) t += params[static_cast<size_t>(i)].is_tensor() ? 1 : 0;
-          const std::vector<int64_t> in = c.tensors[t]->shape();
-          shape.push_back(in[static_cast<size_t>(d.dim < 0 ? static_cast<int>(in.size()) + d.dim : d.dim)]);
-        }
-        c.output_shapes.emplace_back(shape);
+        c.output_shapes.emplace_back(desc::output_shape(Op::output_dims(meta, o), shapes));
       }
     }
     size_t t = 0;

@@ -129,6 +129,30 @@ int param_index(const std::array<Param<Args>, N>& params, const char* name) {
   return -1;
 }
 
+// Whether `out` exists for these argument values: always, or when its flag argument is true.
+template <class Args, size_t N>
+bool output_present(const Output<Args>& out, const std::array<Param<Args>, N>& params, const std::vector<Value>& values) {
+  if (out.present_if == nullptr) return true;
+  const int flag = param_index(params, out.present_if);
+  return flag >= 0 && values[static_cast<size_t>(flag)].b;
+}
+
+// An output's shape from its Dims (Op::output_dims) and the arguments' shapes, by argument index;
+// a dimension the shapes do not have (an absent or unknown input) is -1.
+inline std::vector<int64_t> output_shape(const std::vector<Dim>& dims, const std::vector<std::vector<int64_t>>& shapes) {
+  std::vector<int64_t> shape;
+  for (const Dim& d : dims) {
+    if (d.param < 0) {
+      shape.push_back(d.constant);
+      continue;
+    }
+    const std::vector<int64_t>& in = shapes[static_cast<size_t>(d.param)];
+    const int dim = d.dim < 0 ? static_cast<int>(in.size()) + d.dim : d.dim;
+    shape.push_back(dim >= 0 && dim < static_cast<int>(in.size()) ? in[static_cast<size_t>(dim)] : -1);
+  }
+  return shape;
+}
+
 // ---- the torch schema ----
 
 // "<name>(<args>) -> (<outputs>)" with alias annotations (a!), (b!), ... on written tensors.

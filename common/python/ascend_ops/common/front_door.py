@@ -4,13 +4,14 @@ and MindSpore tensors to ``ascend_ops.<op>.ms`` itself, in code torch.compile tr
 ``_core``, the cpu or emu backend."""
 from __future__ import annotations
 
+import inspect
 from typing import Any, NamedTuple, Optional, Tuple
 
 import numpy as np
 
 from ascend_ops.common.loader import load_native
 
-__all__ = ["Spec", "no_numpy_options", "call_numpy"]
+__all__ = ["Spec", "no_numpy_options", "call_numpy", "schema_default"]
 
 _NUMPY_BACKENDS = ("cpu", "emu")
 
@@ -24,6 +25,16 @@ class Spec(NamedTuple):
     keyword_only: Tuple[str, ...]
     has_outputs: bool
     first_tensor: int  # the argument whose type picks the framework
+
+
+def schema_default(text: Optional[str]) -> Any:
+    """A description default (``"0"``, ``"None"``, ``"False"``, ``'"BSND"'``) as its Python value;
+    ``inspect.Parameter.empty`` for a required argument (no default)."""
+    if text is None:
+        return inspect.Parameter.empty
+    if text in ("None", "True", "False"):
+        return {"None": None, "True": True, "False": False}[text]
+    return text.strip('"') if text.startswith('"') else int(text)
 
 
 def no_numpy_options(spec: Spec, backend: Optional[str], dtype: Optional[str]) -> None:

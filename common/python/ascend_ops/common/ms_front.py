@@ -27,6 +27,8 @@ from mindspore import ops
 from mindspore.graph.jit_context import jit_context
 from mindspore.ops import signature as sig
 
+from .front_door import schema_default
+
 __all__ = ["ABSENT", "primitive_class"]
 
 #: The graph placeholder of an absent optional tensor (never read: its ``present`` bit is 0).
@@ -59,15 +61,11 @@ def _trailing_defaults(params: List[dict]) -> List[Any]:
     for p in reversed(params):
         if p["kind"] == "tensor" or p["default"] is None:
             break
-        text = p["default"]
-        if text == "None":
-            value: Any = 0
-        elif text in ("True", "False"):
-            value = text == "True"
-        elif text.startswith('"'):
-            value = p["choices"].index(text.strip('"'))
-        else:
-            value = int(text)
+        value = schema_default(p["default"])
+        if value is None:
+            value = 0  # an absent optional int
+        elif isinstance(value, str):
+            value = p["choices"].index(value)  # its code
         defaults.insert(0, value)
     present = sum(1 << i for i, p in enumerate(params) if p["kind"] == "tensor" and p["optional"])
     return defaults + [present]

@@ -67,16 +67,6 @@ def register_converter_on_import(package: str, op: str) -> None:
 _GE_ATTRS = {"int": "Int", "symint": "Int", "str": "Str", "bool": "Bool"}
 
 
-def _schema_default(text: Optional[str]) -> Any:
-    if text is None:
-        return inspect.Parameter.empty
-    if text in ("None", "True", "False"):
-        return {"None": None, "True": True, "False": False}[text]
-    if text.startswith('"'):
-        return text.strip('"')
-    return int(text)
-
-
 def register_ge_converter(package: str, ge_op_type: str, *, attrs: Optional[Sequence[str]] = None,
                           check: Optional[Callable[[Dict[str, Any]], None]] = None) -> Callable[..., Any]:
     """Register the torchair converter of the op ``package`` describes (``<package>._description``):
@@ -94,6 +84,8 @@ def register_ge_converter(package: str, ge_op_type: str, *, attrs: Optional[Sequ
     import torch
     import torchair
 
+    from .front_door import schema_default
+
     description = importlib.import_module(f"{package}._description").DESCRIPTION
     params = description["params"]
     outputs = description["outputs"]
@@ -101,7 +93,7 @@ def register_ge_converter(package: str, ge_op_type: str, *, attrs: Optional[Sequ
     ge_attrs = [p for p in params if p["kind"] != "tensor" and (attrs is None or p["name"] in attrs)]
     signature = inspect.Signature(
         [inspect.Parameter(p["name"], inspect.Parameter.KEYWORD_ONLY if p["keyword_only"] else
-                           inspect.Parameter.POSITIONAL_OR_KEYWORD, default=_schema_default(p["default"]))
+                           inspect.Parameter.POSITIONAL_OR_KEYWORD, default=schema_default(p["default"]))
          for p in params] + [inspect.Parameter("meta_outputs", inspect.Parameter.KEYWORD_ONLY, default=None)])
 
     def convert(*args: Any, **kwargs: Any) -> Any:
