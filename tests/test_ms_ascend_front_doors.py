@@ -15,9 +15,9 @@ import pytest
 ms = pytest.importorskip("mindspore", reason="mindspore is not installed")  # before the adapters
 from mindspore import Tensor  # noqa: E402
 
-from ascend_ops.common import ms_ascend_testing as fake  # noqa: E402
+from ascend_ops.devkit import ms_ascend_testing as fake  # noqa: E402
 from ascend_ops.common.front_door import schema_default  # noqa: E402
-from ascend_ops.common.ms_ascend_testing import on_ascend  # noqa: E402,F401  (a fixture)
+from ascend_ops.devkit.ms_ascend_testing import on_ascend  # noqa: E402,F401  (a fixture)
 from ascend_ops.common.registry import installed_ops  # noqa: E402
 
 OPS = [op.name for op in installed_ops()]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ascend_ops.common import npu_compile_check
+from ascend_ops.devkit import npu_compile_check
 
 ROOT = Path(__file__).resolve().parent.parent
 OPS_WITH_KERNELS = sorted({p.parent.parent for p in ROOT.glob("ops/*/kernel/*_kernel.cpp")})

@@ -15,7 +15,7 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="torch is not installed")
 
-from ascend_ops.common import npu_compile_check, torchair_testing  # noqa: E402
+from ascend_ops.devkit import npu_compile_check, torchair_testing  # noqa: E402
 from ascend_ops.common.front_door import schema_default  # noqa: E402
 from ascend_ops.common.registry import installed_ops  # noqa: E402
 

@@ -6,7 +6,8 @@ Every changed path is put in one class:
 class       paths                                       touches
 ==========  ==========================================  =====================================
 docs        ``docs/**``, any ``*.md`` / ``*.rst``       nothing
-package     ``common/**``, ``ops/<op>/**``              that package; common touches every op
+package     ``common/**``, ``devkit/**``, ``ops/<op>/**``, that package; common touches every
+            ``integration/**``                          package
 channel     ``recipes/**`` (variants, channel config)   every package
 infra       everything else (``ci/``, ``.github/``,     no package; reported as ``infra`` so
             ``tests/``, ``dev``, ``tools/`` ...)        CI runs the cross-op tests

@@ -1,10 +1,11 @@
 """The packages of the monorepo, found by discovery, and their versions.
 
-A package is ``common/`` or any ``ops/<op>/`` that has a ``pyproject.toml``; nothing lists
-them. Each package has one version source, named in its ``pyproject.toml`` the way
+A package is ``common/`` (the runtime), ``devkit/`` (development tooling), any ``ops/<op>/``, or
+``integration/`` (``ascend-ops``: every op, compat, demo) that has a ``pyproject.toml``; nothing
+lists the ops. Each package has one version source, named in its ``pyproject.toml`` the way
 scikit-build-core reads it (``[tool.scikit-build] metadata.version.input`` and ``.regex``):
 ``common/include/ascend_ops/version.h`` for common, ``python/ascend_ops/<op>/_version.py``
-for an op. The same reading works on the working tree (:class:`WorkTree`) and on any git
+for an op, ``_version.py`` files for devkit and integration. The same reading works on the working tree (:class:`WorkTree`) and on any git
 revision (:class:`GitTree`), so a release check can compare a version before and after.
 """
 
@@ -24,7 +25,9 @@ except ModuleNotFoundError:  # Python < 3.11
 __all__ = [
     "ROOT",
     "COMMON_DIR",
+    "DEVKIT_DIR",
     "OPS_DIR",
+    "INTEGRATION_DIR",
     "RepoError",
     "Package",
     "Tree",
@@ -41,7 +44,9 @@ __all__ = [
 #: The repository this file belongs to (``ci/aop_ci/repo.py`` -> the checkout).
 ROOT = Path(__file__).resolve().parents[2]
 COMMON_DIR = "common"
+DEVKIT_DIR = "devkit"
 OPS_DIR = "ops"
+INTEGRATION_DIR = "integration"
 #: scikit-build-core's default pattern for ``metadata.version.provider = ...regex``.
 DEFAULT_VERSION_REGEX = r"""(?i)^(__version__|VERSION)(?: ?\: ?str)? *= *(['"])v?(?P<value>.+?)\2"""
 _REGEX_PROVIDER = "scikit_build_core.metadata.regex"
@@ -55,14 +60,14 @@ class RepoError(Exception):
 
 @dataclass(frozen=True)
 class Package:
-    """One releasable package: common or an op.
+    """One releasable package: common, devkit, an op or the integration package.
 
     Attributes
     ----------
     name : str
         Distribution and conda package name, e.g. ``ascend-op-my-op``.
     kind : str
-        ``"common"`` or ``"op"``.
+        ``"common"``, ``"devkit"``, ``"op"`` or ``"integration"``.
     dir : str
         Directory relative to the repository root, POSIX style (``ops/my_op``).
     version : str
@@ -210,17 +215,23 @@ def read_package(tree: Tree, pkg_dir: str, kind: str) -> Package:
 
 
 def discover(tree: Tree) -> List[Package]:
-    """Every package in ``tree``: common first, then each ``ops/<op>`` with a pyproject, by name.
+    """Every package in ``tree``: common, devkit, each ``ops/<op>`` with a pyproject (by name),
+    then integration.
 
-    That order is also the build order (every op needs common in its host environment).
+    That order is also the build order (every op needs common in its host environment; the
+    integration package needs every op).
     """
     packages: List[Package] = []
     if tree.read(f"{COMMON_DIR}/pyproject.toml") is not None:
         packages.append(read_package(tree, COMMON_DIR, "common"))
+    if tree.read(f"{DEVKIT_DIR}/pyproject.toml") is not None:
+        packages.append(read_package(tree, DEVKIT_DIR, "devkit"))
     for op in tree.subdirs(OPS_DIR):
         pkg_dir = f"{OPS_DIR}/{op}"
         if tree.read(f"{pkg_dir}/pyproject.toml") is not None:
             packages.append(read_package(tree, pkg_dir, "op"))
+    if tree.read(f"{INTEGRATION_DIR}/pyproject.toml") is not None:
+        packages.append(read_package(tree, INTEGRATION_DIR, "integration"))
     names = [p.name for p in packages]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

@@ -43,7 +43,10 @@ def _select(root: Path, names: Sequence[str]) -> List[Package]:
     if unknown:
         raise RepoError(f"no such package: {', '.join(unknown)}")
     wanted = {table[n].name for n in names}
-    # common first, always: an op is built against the common just built
+    # common first, always: an op is built against the common just built; the integration
+    # package installs beside every op, so it brings them
+    if any(table[n].kind == "integration" for n in names):
+        wanted |= {p.name for p in packages if p.kind == "op"}
     return [p for p in packages if p.name in wanted or p.kind == "common"]
 
 

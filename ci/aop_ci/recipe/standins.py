@@ -25,7 +25,10 @@ __all__ = ["RECIPE", "DISTRIBUTIONS", "machine_context", "make_channel", "compil
 RECIPE = Path(__file__).resolve().parents[2] / "standins"
 #: conda name -> Python distribution of this machine.
 DISTRIBUTIONS = {"pip": "pip", "numpy": "numpy", "scikit-build-core": "scikit-build-core",
-                 "pybind11": "pybind11", "pytorch": "torch", "mindspore": "mindspore"}
+                 "pybind11": "pybind11", "pytorch": "torch", "mindspore": "mindspore",
+                 # the run requirements of ascend-op-devkit
+                 "hypothesis": "hypothesis", "pytest": "pytest", "psutil": "psutil", "pyyaml": "PyYAML",
+                 "ml_dtypes": "ml_dtypes"}
 _EXCLUDED = re.compile(r"^(ascend_ops|ascend_op_.*|_editable.*|__editable__.*|__pycache__|.*\.pth)$")
 
 

@@ -28,8 +28,8 @@ from pathlib import Path
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 import torch  # noqa: E402
 
-from ascend_ops.common import bench  # noqa: E402
-from ascend_ops.common._table import format_table  # noqa: E402
+from ascend_ops.devkit import bench  # noqa: E402
+from ascend_ops.common.table import format_table  # noqa: E402
 from ascend_ops.adv_step_flash import advance_step_flashattn, torch_ops  # noqa: E402,F401  (registers the op)
 
 OP = "adv_step_flash"

@@ -16,7 +16,7 @@ os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 import torch  # noqa: E402
 
 from ascend_ops.adv_step_flash import reference, torch_ops  # noqa: E402
-from ascend_ops.common import soak  # noqa: E402
+from ascend_ops.devkit import soak  # noqa: E402
 
 # (num_seqs, num_queries, block_size, max_blocks, index dtype)
 SHAPES = [(1, 1, 16, 4, torch.int64), (8, 6, 16, 8, torch.int32), (64, 64, 128, 3, torch.int64)]

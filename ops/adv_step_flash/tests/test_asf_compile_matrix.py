@@ -1,5 +1,5 @@
 """advance_step_flashattn under torch.compile the way engines call it: the compile matrix of
-ascend_ops.common.compile_matrix (backends x shape modes x output layouts: separate tensors,
+ascend_ops.devkit.compile_matrix (backends x shape modes x output layouts: separate tensors,
 rows of one [4, num_seqs] metadata buffer by index / unbind / slice, taken inside or outside the
 compiled region), each step exactly equal to eager; and no copy of an output in the compiled
 graph.
@@ -18,7 +18,7 @@ os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 import ascend_ops.adv_step_flash  # noqa: E402,F401  (registers the torch op: torch is imported below)
 import torch  # noqa: E402
 
-from ascend_ops.common import compile_matrix as cm  # noqa: E402
+from ascend_ops.devkit import compile_matrix as cm  # noqa: E402
 
 BLOCK_SIZE, WIDTH = 4, 5  # block table width: positions < 20
 

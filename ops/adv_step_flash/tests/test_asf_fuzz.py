@@ -6,7 +6,7 @@ slot that fits, tokens at their dtype limits), with faults planted on top.
 
 Every case must end as the golden result (bit exact; inputs, padding rows' seq_lens, the table's
 row padding and the guard bytes around every tensor unchanged) or as the documented exception
-with every buffer unchanged; see :mod:`ascend_ops.common.fuzzing`. ``./dev test`` runs the quick
+with every buffer unchanged; see :mod:`ascend_ops.devkit.fuzzing`. ``./dev test`` runs the quick
 profile, ``AOP_FUZZ_EXAMPLES=10000`` (``./dev fuzz``) the long one.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ascend_ops.adv_step_flash import advance_step_flashattn, reference
-from ascend_ops.common.fuzzing import (Fault, assert_bytes, check_call, expected_bytes, front_doors, fuzz_settings,
+from ascend_ops.devkit.fuzzing import (Fault, assert_bytes, check_call, expected_bytes, front_doors, fuzz_settings,
                                       guarded, owners, to_torch)
 
 from asf_cases import DTYPE_COMBOS, NAMES, OUTPUTS

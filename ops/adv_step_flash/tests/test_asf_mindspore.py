@@ -12,8 +12,10 @@ import pytest
 ms = pytest.importorskip("mindspore", reason="mindspore is not installed")  # before the adapter
 from mindspore import Parameter, Tensor, mint, nn  # noqa: E402
 
-from ascend_ops.common import check_errors, reliability  # noqa: E402
-from ascend_ops.common.testing import ms_synchronize  # noqa: E402
+from ascend_ops.common import check_errors  # noqa: E402
+
+from ascend_ops.devkit import reliability  # noqa: E402
+from ascend_ops.devkit.testing import ms_synchronize  # noqa: E402
 import ascend_ops.adv_step_flash as asf  # noqa: E402
 from ascend_ops.adv_step_flash import ms as asf_ms  # noqa: E402
 from ascend_ops.adv_step_flash import reference  # noqa: E402

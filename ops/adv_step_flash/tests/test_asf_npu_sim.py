@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from ascend_ops.adv_step_flash import _core
-from ascend_ops.common import ascend_sim as sim
+from ascend_ops.devkit import ascend_sim as sim
 from ascend_ops.common import check_errors
 
 from asf_bad_cases import base, element, table_entry_of

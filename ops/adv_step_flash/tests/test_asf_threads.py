@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from ascend_ops.adv_step_flash import advance_step_flashattn, reference
-from ascend_ops.common.fuzzing import front_doors
-from ascend_ops.common.stress import hammer
+from ascend_ops.devkit.fuzzing import front_doors
+from ascend_ops.devkit.stress import hammer
 
 from asf_cases import ALL32, ALL64, NAMES, OUTPUTS, VLLM, Case, make
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ascend_ops.common import ascend_sim, npu_sim_bench
+from ascend_ops.devkit import ascend_sim, npu_sim_bench
 from ascend_ops.common.loader import load_native
 
 N1, D, BLOCK_SIZE, K = 8, 128, 64, 64

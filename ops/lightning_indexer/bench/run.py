@@ -52,8 +52,8 @@ os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import torch  # noqa: E402
 
-from ascend_ops.common import bench  # noqa: E402
-from ascend_ops.common._table import format_table  # noqa: E402
+from ascend_ops.devkit import bench  # noqa: E402
+from ascend_ops.common.table import format_table  # noqa: E402
 from ascend_ops.common.loader import load_native  # noqa: E402
 from ascend_ops.lightning_indexer import torch_ops  # noqa: E402,F401  (registers the op)
 

@@ -14,7 +14,7 @@ import numpy as np
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 import torch  # noqa: E402
 
-from ascend_ops.common import soak  # noqa: E402
+from ascend_ops.devkit import soak  # noqa: E402
 from ascend_ops.lightning_indexer import reference, torch_ops  # noqa: E402
 
 # (batch, S1, N1, D, act_s2 per batch, block_size, K, dtype)

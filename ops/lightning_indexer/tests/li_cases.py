@@ -17,7 +17,7 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from ascend_ops.common.testing import from_bf16_bits, to_bf16_bits
+from ascend_ops.devkit.testing import from_bf16_bits, to_bf16_bits
 from ascend_ops.lightning_indexer import reference
 
 RTOL = 1e-5

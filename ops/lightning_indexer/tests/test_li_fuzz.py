@@ -16,7 +16,7 @@ the op's contract (its README), so they are left out.
 
 Every case must end as the golden result (li_cases' comparison, the README's tolerance rule:
 indices exact where the scores are separated; no input byte or guard byte changed) or as the
-documented exception with every buffer unchanged; see :mod:`ascend_ops.common.fuzzing`.
+documented exception with every buffer unchanged; see :mod:`ascend_ops.devkit.fuzzing`.
 ``./dev test`` runs the quick profile, ``./dev fuzz`` 10,000 cases.
 """
 from __future__ import annotations
@@ -26,9 +26,9 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ascend_ops.common.fuzzing import (Fault, assert_bytes, check_call, expected_bytes, front_doors, fuzz_settings,
+from ascend_ops.devkit.fuzzing import (Fault, assert_bytes, check_call, expected_bytes, front_doors, fuzz_settings,
                                       guarded, owners, to_torch)
-from ascend_ops.common.testing import to_bf16_bits
+from ascend_ops.devkit.testing import to_bf16_bits
 from ascend_ops.lightning_indexer import lightning_indexer
 
 from li_cases import assert_topk, reference_rows, values_of

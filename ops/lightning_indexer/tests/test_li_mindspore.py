@@ -19,7 +19,7 @@ from mindspore import Tensor, nn  # noqa: E402
 
 import ascend_ops.lightning_indexer as li  # noqa: E402
 from ascend_ops.common import check_errors  # noqa: E402
-from ascend_ops.common.testing import from_bf16_bits, ms_synchronize  # noqa: E402
+from ascend_ops.devkit.testing import from_bf16_bits, ms_synchronize  # noqa: E402
 from ascend_ops.lightning_indexer import ms as li_ms  # noqa: E402
 from li_cases import DTYPES, K_LAYOUTS, MODES, Q_LAYOUTS, SHAPES, Shape, assert_topk, make, reference_rows  # noqa: E402
 

@@ -10,7 +10,7 @@ from ascend_ops.common.loader import load_native
 
 from li_cases import Shape, assert_topk, make, reference_rows
 
-sim = pytest.importorskip("ascend_ops.common.ascend_sim")
+sim = pytest.importorskip("ascend_ops.devkit.ascend_sim")
 core = load_native("ascend_ops.lightning_indexer", "core")
 pytestmark = pytest.mark.skipif(not getattr(core, "HAS_NPU_SIM", False),
                                 reason="built without AOP_WITH_NPU_SIM (./dev builds it)")

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ascend_ops.common.fuzzing import front_doors
-from ascend_ops.common.stress import hammer
-from ascend_ops.common.testing import from_bf16_bits, to_bf16_bits
+from ascend_ops.devkit.fuzzing import front_doors
+from ascend_ops.devkit.stress import hammer
+from ascend_ops.devkit.testing import from_bf16_bits, to_bf16_bits
 from ascend_ops.lightning_indexer import lightning_indexer, reference
 
 THREADS = 8

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ascend_ops.common import ascend_sim, npu_sim_bench
+from ascend_ops.devkit import ascend_sim, npu_sim_bench
 from ascend_ops.common.loader import load_native
 
 H, D, BLOCK_SIZE = 8, 128, 128

@@ -27,8 +27,8 @@ import numpy as np
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 import torch  # noqa: E402
 
-from ascend_ops.common import bench, torch_bench  # noqa: E402
-from ascend_ops.common._table import format_table  # noqa: E402
+from ascend_ops.devkit import bench, torch_bench  # noqa: E402
+from ascend_ops.common.table import format_table  # noqa: E402
 from ascend_ops.reshape_and_cache import reshape_and_cache, torch_ops  # noqa: E402,F401  (registers the op)
 
 OP = "reshape_and_cache"

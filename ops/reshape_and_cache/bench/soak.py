@@ -13,7 +13,7 @@ import numpy as np
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 import torch  # noqa: E402
 
-from ascend_ops.common import soak  # noqa: E402
+from ascend_ops.devkit import soak  # noqa: E402
 from ascend_ops.reshape_and_cache import reference, torch_ops  # noqa: E402
 
 # (tokens, heads, head_size, num_blocks, block_size, dtype)

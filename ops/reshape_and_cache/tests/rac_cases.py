@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ascend_ops.common.testing import random_array
+from ascend_ops.devkit.testing import random_array
 
 DTYPES = ("float16", "bfloat16", "float32", "int8")
 SLOT_DTYPES = (np.int32, np.int64)

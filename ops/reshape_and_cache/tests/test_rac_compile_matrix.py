@@ -1,5 +1,5 @@
 """reshape_and_cache under torch.compile the way engines call it: the compile matrix of
-ascend_ops.common.compile_matrix (backends x shape modes x cache layouts: separate tensors,
+ascend_ops.devkit.compile_matrix (backends x shape modes x cache layouts: separate tensors,
 views of one [2, num_blocks, block_size, H, D] tensor by index / unbind / slice, taken inside or
 outside the compiled region), each step exactly equal to eager. Also: the compiled graph holds
 no copy of the cache (the fix for torch 2.13's lost writes must not cost a cache copy per call).
@@ -18,7 +18,7 @@ os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
 import ascend_ops.reshape_and_cache  # noqa: E402,F401  (registers the torch op: torch is imported below)
 import torch  # noqa: E402
 
-from ascend_ops.common import compile_matrix as cm  # noqa: E402
+from ascend_ops.devkit import compile_matrix as cm  # noqa: E402
 
 H, D, NB, BS = 2, 16, 6, 4
 SLICED_SLOTS = (NB - 1) * BS  # slots valid in every layout (slice layouts drop block 0)

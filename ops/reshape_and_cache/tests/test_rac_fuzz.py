@@ -4,7 +4,7 @@ key-only, ND or NZ caches, [T, H, D] or [T, H*D] with head_num), with faults pla
 
 Every case must end as the golden result (bit exact, guard bytes around every tensor
 unchanged) or as the documented exception with every buffer unchanged; see
-:mod:`ascend_ops.common.fuzzing`. ``./dev test`` runs the quick profile, ``./dev fuzz``
+:mod:`ascend_ops.devkit.fuzzing`. ``./dev test`` runs the quick profile, ``./dev fuzz``
 10,000 cases under the sanitizer build.
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ascend_ops.common.fuzzing import (Fault, assert_bytes, check_call, expected_bytes, front_doors, fuzz_settings,
+from ascend_ops.devkit.fuzzing import (Fault, assert_bytes, check_call, expected_bytes, front_doors, fuzz_settings,
                                       guarded, locate, owners, to_torch)
 from ascend_ops.reshape_and_cache import reference, reshape_and_cache
 

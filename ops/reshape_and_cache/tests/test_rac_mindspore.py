@@ -12,8 +12,10 @@ import pytest
 ms = pytest.importorskip("mindspore", reason="mindspore is not installed")  # before the adapter
 from mindspore import Parameter, Tensor, mint, nn, ops  # noqa: E402
 
-from ascend_ops.common import check_errors, reliability  # noqa: E402
-from ascend_ops.common.testing import ms_synchronize  # noqa: E402
+from ascend_ops.common import check_errors  # noqa: E402
+
+from ascend_ops.devkit import reliability  # noqa: E402
+from ascend_ops.devkit.testing import ms_synchronize  # noqa: E402
 import ascend_ops.reshape_and_cache as rac  # noqa: E402
 from ascend_ops.reshape_and_cache import ms as rac_ms  # noqa: E402
 from ascend_ops.reshape_and_cache import reference  # noqa: E402

@@ -12,8 +12,8 @@ ms = pytest.importorskip("mindspore", reason="mindspore is not installed")  # be
 from mindspore import Parameter, Tensor  # noqa: E402
 
 import ascend_ops.reshape_and_cache._build_info as info  # noqa: E402
-from ascend_ops.common import ms_ascend_testing as fake  # noqa: E402
-from ascend_ops.common.ms_ascend_testing import on_ascend  # noqa: E402,F401  (a fixture)
+from ascend_ops.devkit import ms_ascend_testing as fake  # noqa: E402
+from ascend_ops.devkit.ms_ascend_testing import on_ascend  # noqa: E402,F401  (a fixture)
 from ascend_ops.reshape_and_cache import ms as rac_ms  # noqa: E402
 
 

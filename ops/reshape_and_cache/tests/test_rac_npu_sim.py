@@ -3,7 +3,7 @@ and what a steady-state call costs the host: 0 synchronisations, 0 copies, 0 all
 import numpy as np
 import pytest
 
-from ascend_ops.common import ascend_sim as sim
+from ascend_ops.devkit import ascend_sim as sim
 from ascend_ops.common import check_errors
 from ascend_ops.reshape_and_cache import _core, reference
 

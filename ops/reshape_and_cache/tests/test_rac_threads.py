@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ascend_ops.common.fuzzing import front_doors
-from ascend_ops.common.stress import hammer
+from ascend_ops.devkit.fuzzing import front_doors
+from ascend_ops.devkit.stress import hammer
 from ascend_ops.reshape_and_cache import reference, reshape_and_cache
 
 from rac_cases import Shape, make

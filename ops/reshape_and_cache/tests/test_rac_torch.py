@@ -20,7 +20,7 @@ if importlib.util.find_spec("torch") is None:
     pytest.skip("torch is not installed: the PyTorch adapter cannot be tested", allow_module_level=True)
 
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
-from ascend_ops.common import torchair_testing  # noqa: E402
+from ascend_ops.devkit import torchair_testing  # noqa: E402
 from ascend_ops.reshape_and_cache import reference, torch_ops  # noqa: E402  (loads _torch)
 
 import torch  # noqa: E402
@@ -398,7 +398,7 @@ def test_fake_tensor_mode_with_symbolic_sizes_adds_no_guard():
 
 @pytest.fixture
 def stand_in_torchair(monkeypatch):
-    """A stand-in torchair (the real one needs CANN): ascend_ops.common.torchair_testing."""
+    """A stand-in torchair (the real one needs CANN): ascend_ops.devkit.torchair_testing."""
     yield from torchair_testing.stand_in_torchair(monkeypatch, "ascend_ops.reshape_and_cache")
 
 

@@ -5,8 +5,8 @@ presets) is loaded on first use, not at import; no framework is imported here.
 
 Submodules: :mod:`~ascend_ops.common.loader` (checked import of an op's native modules),
 :mod:`~ascend_ops.common.registry` (installed ops), :mod:`~ascend_ops.common.frameworks`
-(what this machine has), :mod:`~ascend_ops.common.testing` (golden comparison, bfloat16),
-:mod:`~ascend_ops.common.bench` (benchmark harness), :mod:`~ascend_ops.common.dtypes`,
+(what this machine has), :mod:`~ascend_ops.devkit.testing` (golden comparison, bfloat16),
+:mod:`~ascend_ops.devkit.bench` (benchmark harness), :mod:`~ascend_ops.common.dtypes`,
 :mod:`~ascend_ops.common.cli` (the ``ascend-ops`` command).
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ._clib import (
+    CACHE_NAMES,
     Platform,
     cache_stats,
     check_errors,
@@ -53,6 +54,7 @@ __all__ = [
     "include_dir",
     "lib_dir",
     "library",
+    "CACHE_NAMES",
     "common_version",
     "common_abi",
     "cache_stats",

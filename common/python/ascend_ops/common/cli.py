@@ -1,6 +1,7 @@
 """``ascend-ops``: what is installed, what was built, does it work.
 
-Subcommands: ``list``, ``stats``, ``check [op ...]``, ``platforms``, ``demo``. Each has ``--help``.
+Subcommands: ``list``, ``stats``, ``check [op ...]``, ``platforms``, and those other installed packages add
+through the ``ascend_ops.cli`` entry-point group (``demo``, from ``ascend-ops``). Each has ``--help``.
 """
 
 from __future__ import annotations
@@ -9,12 +10,10 @@ import argparse
 import json
 import sys
 from dataclasses import asdict
-from pathlib import Path
 from typing import Dict, List, Optional, Sequence, TextIO
 
 from . import _clib
-from ._table import format_table
-from .demo.model import Config as DemoConfig
+from .table import format_table
 from .errors import NativeImportError
 from .frameworks import FRAMEWORKS, SUPPORTED_VERSIONS, detect
 from .registry import BACKENDS, FAILED, NPU_ADAPTERS, PASSED, SKIPPED, BrokenOp, OpInfo, installed_ops
@@ -214,22 +213,32 @@ def _cmd_platforms(args: argparse.Namespace) -> int:
     return 0
 
 
-# --- demo ----------------------------------------------------------------------------------
-def _cmd_demo(args: argparse.Namespace) -> int:
-    from .demo import MODES, run  # numpy only until a mode imports its framework
-
-    try:
-        cfg = DemoConfig(steps=args.steps, seed=args.seed, sparse_count=args.sparse_count,
-                         prompt_lens=tuple(args.prompt_lens) if args.prompt_lens else DemoConfig().prompt_lens)
-    except ValueError as exc:
-        print(f"ascend-ops demo: {exc}", file=sys.stderr)
-        return 2
-    modes = [m.replace("-", " ") for m in args.mode] if args.mode else list(MODES)
-    report = run(cfg, modes, out=_out(), err=sys.stderr, plot=args.plot, torch_backend=args.torch_backend)
-    return report.exit_status
+# --- subcommands of other packages ----------------------------------------------------------
+#: Entry-point group of the subcommands other packages add: ``name = "module:add_parser"``, where
+#: ``add_parser(subparsers)`` adds the subcommand ``name`` and sets its ``func`` default (the
+#: integration package ``ascend-ops`` adds ``demo`` this way).
+CLI_GROUP = "ascend_ops.cli"
 
 
-_DEMO_MODES = ("torch-eager", "torch-compile", "mindspore-pynative", "mindspore-graph")
+def _unavailable(reason: str) -> int:
+    print(f"ascend-ops: {reason}", file=sys.stderr)
+    return 1
+
+
+def _add_plugin_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    from importlib.metadata import entry_points
+
+    for ep in sorted(entry_points(group=CLI_GROUP), key=lambda e: e.name):
+        if ep.name in sub.choices:
+            continue  # the runtime's own subcommands are not replaced
+        try:
+            add_parser = ep.load()
+        except Exception as exc:  # a broken package must not break `ascend-ops list`
+            reason = f"{ep.value} failed to import: {type(exc).__name__}: {exc}"
+            p = sub.add_parser(ep.name, help=f"(unavailable: {reason})")
+            p.set_defaults(func=lambda _args, reason=reason: _unavailable(reason))
+            continue
+        add_parser(sub)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -269,30 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=_cmd_platforms)
 
-    p = sub.add_parser("demo", help="a sparse-attention decode loop using every op, in every framework mode",
-                       description="A DeepSeek-V3.2-style sparse-attention decode loop on a paged KV cache: "
-                                   "a tiny transformer with fixed-seed random weights generates greedily "
-                                   "for a batch of prompts; prefill and every decode step use "
-                                   "reshape_and_cache, lightning_indexer and adv_step_flash. Runs in "
-                                   "PyTorch eager, torch.compile, MindSpore PyNative and MindSpore Graph "
-                                   "mode, checks that each produces exactly the tokens of a dense NumPy "
-                                   "reference, and prints tokens/s and a per-op time breakdown. Exit "
-                                   "status 1 if a mode fails or disagrees (a mode whose framework or "
-                                   "adapter is missing is skipped, with the reason).")
-    demo = DemoConfig()
-    p.add_argument("--steps", type=int, default=demo.steps,
-                   help=f"decode steps (default {demo.steps}; each sequence yields steps + 1 tokens)")
-    p.add_argument("--mode", action="append", choices=_DEMO_MODES,
-                   help="only this mode (repeatable; default: all four)")
-    p.add_argument("--prompt-lens", type=int, nargs="+", metavar="N",
-                   help=f"prompt lengths, one sequence each (default {' '.join(map(str, demo.prompt_lens))})")
-    p.add_argument("--sparse-count", type=int, default=demo.sparse_count,
-                   help=f"the indexer's top-k (default {demo.sparse_count})")
-    p.add_argument("--seed", type=int, default=demo.seed, help=f"weights and prompts seed (default {demo.seed})")
-    p.add_argument("--torch-backend", default="inductor", choices=("inductor", "aot_eager"),
-                   help="torch.compile backend (default inductor)")
-    p.add_argument("--plot", metavar="FILE.png", type=Path, help="write the time breakdown as a chart")
-    p.set_defaults(func=_cmd_demo)
+    _add_plugin_commands(sub)
     return parser
 
 

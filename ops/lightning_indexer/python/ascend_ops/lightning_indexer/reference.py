@@ -2,7 +2,7 @@
 
 Shares no code with the kernels. Scores are computed in float64 from the inputs' exact values
 (pass bfloat16 data already widened to float32, e.g. with
-``ascend_ops.common.testing.from_bf16_bits``).
+``ascend_ops.devkit.testing.from_bf16_bits``).
 
 For batch b with act_s1 query rows and act_s2 keys::
 

@@ -1,0 +1,107 @@
+"""`ascend-ops demo`: a short run in every mode gives exactly the dense NumPy reference's tokens."""
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+
+from ascend_ops.common import cli
+from ascend_ops.demo import MODES, Config, run
+from ascend_ops.demo import model, reference, runner
+
+for _op in ("reshape_and_cache", "lightning_indexer", "adv_step_flash"):
+    pytest.importorskip(f"ascend_ops.{_op}", reason=f"ascend_ops.{_op} is not installed")
+
+SHORT = Config(steps=3)
+
+
+@pytest.fixture(scope="module")
+def short_report():
+    """One run of every mode (torch.compile with its default backend, inductor)."""
+    pytest.importorskip("torch", reason="torch is not installed")
+    pytest.importorskip("mindspore", reason="mindspore is not installed")
+    out, err = io.StringIO(), io.StringIO()
+    report = run(SHORT, MODES, out=out, err=err)
+    return report, out.getvalue(), err.getvalue()
+
+
+def test_reference_is_deterministic_and_margins_are_not_thin():
+    w, p = model.weights(SHORT), model.plan(SHORT)
+    a, b = reference.generate(SHORT, w, p), reference.generate(SHORT, w, p)
+    np.testing.assert_array_equal(a.tokens, b.tokens)
+    assert a.tokens.shape == (SHORT.batch, SHORT.steps + 1)
+    # far above float32 rounding (~1e-6 relative): agreement is not luck
+    assert a.min_logit_margin > 1e-4 and a.min_index_gap > 1e-5
+    # the indexer really selects: some rows see more keys than sparse_count
+    assert a.selections > 0
+
+
+def test_plan_pages_the_cache():
+    p = model.plan(SHORT)
+    used = p.block_tables[p.block_tables >= 0]
+    assert len(set(used.tolist())) == len(used) and used.max() < p.num_blocks  # no block shared
+    assert not all(np.all(np.diff(row[row >= 0]) == 1) for row in p.block_tables)  # not simply in order
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_mode_matches_the_reference(short_report, mode):
+    report, out, _ = short_report
+    result = next(r for r in report.results if r.mode == mode)
+    assert result.status == runner.OK, (result.detail, out)
+    np.testing.assert_array_equal(result.tokens, report.ref.tokens)
+    assert len(result.step_s) == SHORT.steps
+
+
+def test_report_has_speed_and_breakdown(short_report):
+    report, out, err = short_report
+    assert report.exit_status == 0
+    assert "4 mode(s) produced exactly the reference tokens" in out
+    assert "tokens/s" in out and "time per decode step" in out
+    eager = next(r for r in report.results if r.mode == "torch eager").breakdown()
+    assert {"reshape_and_cache", "lightning_indexer", "adv_step_flash"} <= set(eager)
+    graph = next(r for r in report.results if r.mode == "mindspore graph").breakdown()
+    assert "graph (ops + model)" in graph and "lightning_indexer" not in graph
+    assert "steps" in err  # the progress bar
+
+
+def test_plot(short_report, tmp_path):
+    report, _, _ = short_report
+    path = runner.write_plot(report, tmp_path / "demo.png")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_wrong_token_is_reported_and_fails():
+    pytest.importorskip("torch", reason="torch is not installed")
+    cfg = Config(steps=1)
+    w, p = model.weights(cfg), model.plan(cfg)
+    want = reference.generate(cfg, w, p).tokens.copy()
+    want[2, 1] = (want[2, 1] + 1) % cfg.vocab
+    result = runner.run_mode("torch eager", cfg, w, p, want, err=io.StringIO())
+    assert result.status == runner.MISMATCH
+    assert "sequence 2, token 1" in result.detail
+
+
+def test_a_missing_framework_is_skipped_with_the_reason(monkeypatch):
+    monkeypatch.setattr(runner, "is_installed", lambda name: False)
+    out = io.StringIO()
+    report = run(Config(steps=1), ["mindspore graph"], out=out, err=io.StringIO())
+    assert report.results[0].status == runner.SKIPPED
+    assert "mindspore is not installed" in report.results[0].detail
+    assert report.exit_status == 1  # nothing ran: not a success
+    assert "FAILED: no mode ran" in out.getvalue()
+
+
+def test_cli_demo_one_mode_with_plot(tmp_path, capsys):
+    pytest.importorskip("torch", reason="torch is not installed")
+    png = tmp_path / "breakdown.png"
+    status = cli.main(["demo", "--mode", "torch-eager", "--steps", "2", "--plot", str(png)])
+    out = capsys.readouterr().out
+    assert status == 0, out
+    assert "1 mode(s) produced exactly the reference tokens: torch eager" in out
+    assert png.stat().st_size > 0
+
+
+def test_cli_demo_rejects_bad_sizes(capsys):
+    assert cli.main(["demo", "--steps", "0"]) == 2
+    assert "steps should be >= 1" in capsys.readouterr().err
