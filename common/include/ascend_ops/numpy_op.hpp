@@ -8,7 +8,8 @@
 //                                                   launch report, or (outputs..., report)
 //   run_npu_sim(..., stream, queued, dtype, <output>=array)   the NPU host path on the simulated runtime
 //   kernel_tiling(..., soc, dtype)                  the kernel's launch tiling as a dict
-// dtype="bfloat16" reads uint16 arrays as bfloat16 bit patterns (NumPy has no bfloat16).
+// bfloat16 arrays are ml_dtypes.bfloat16; dtype="bfloat16" reads uint16 arrays as bfloat16 bit
+// patterns instead (the convention before ml_dtypes, still accepted).
 #pragma once
 #include <Python.h>
 #include <pybind11/numpy.h>
@@ -98,7 +99,12 @@ bool output_present(const desc::Output<typename Op::Args>& out, const Parsed& p)
   return flag >= 0 && p.params[static_cast<size_t>(flag)].cast<bool>();
 }
 
-inline py::dtype numpy_dtype_of(aop_dtype dtype) {
+// The NumPy dtype of a new output. bfloat16: uint16 bit patterns for a call that passed its inputs
+// that way (dtype="bfloat16"), else ml_dtypes.bfloat16 (the caller's inputs were such arrays).
+inline py::dtype numpy_dtype_of(aop_dtype dtype, bool bf16_bits) {
+  if (dtype == AOP_DTYPE_BFLOAT16 && !bf16_bits) {
+    return py::dtype::from_args(py::module_::import("ml_dtypes").attr("bfloat16"));
+  }
   switch (dtype) {
     case AOP_DTYPE_FLOAT16: return py::dtype("float16");
     case AOP_DTYPE_FLOAT32: return py::dtype("float32");
@@ -144,7 +150,8 @@ std::vector<py::object> outputs(typename Op::Args& args, const Parsed& p, bool a
             return in.shape(d.dim < 0 ? in.ndim() + d.dim : d.dim);
           }());
         }
-        array = py::array(numpy_dtype_of(out.dtype), shape);
+        const bool bf16_bits = p.options.contains("dtype") && !p.options["dtype"].cast<std::string>().empty();
+        array = py::array(numpy_dtype_of(out.dtype, bf16_bits), shape);
       } else {
         throw Error(AOP_TYPE_ERROR, std::string(Op::kName) + ": " + out.name + " should be given (a numpy.ndarray)");
       }
@@ -192,7 +199,8 @@ void bind_cpu(py::module_& m) {
       },
       ("run_cpu(" + signature_doc<Op>() + ", dtype='')\n" + std::string(Op::kName) +
        " through the multi-threaded C++ CPU kernel; returns None or its outputs.\n"
-       "dtype='bfloat16' reads uint16 arrays as bfloat16 bit patterns.")
+       "bfloat16 arrays are ml_dtypes.bfloat16; dtype='bfloat16' reads uint16 arrays as bfloat16 bit "
+       "patterns instead.")
           .c_str());
 }
 

@@ -1,5 +1,6 @@
 // NumPy arrays -> aop_tensor, for the framework-free `_core` module of every op (pybind11).
-// bfloat16 has no NumPy dtype: such arrays travel as uint16 bit patterns with dtype="bfloat16".
+// bfloat16 is ml_dtypes.bfloat16 (NumPy has none of its own; the dtype JAX and ONNX use), or, as
+// before ml_dtypes, uint16 bit patterns with dtype="bfloat16".
 #pragma once
 #include "ascend_ops/config.hpp"
 #include <pybind11/numpy.h>
@@ -20,6 +21,10 @@ inline aop_dtype numpy_dtype(const pybind11::array& a, const char* op, const cha
     throw Error(AOP_TYPE_ERROR, std::string(op) + ": " + name + " should be in the machine's byte order, got " +
                                     std::string(pybind11::str(a.dtype().attr("str"))) +
                                     " (convert with a.astype(a.dtype.newbyteorder('=')))");
+  }
+  // ml_dtypes.bfloat16: a user-defined dtype (kind 'V') named "bfloat16"; ml_dtypes is not imported.
+  if (kind == 'V' && size == 2 && std::string(pybind11::str(a.dtype().attr("name"))) == "bfloat16") {
+    return AOP_DTYPE_BFLOAT16;
   }
   if (!as.empty()) {
     if (as == "bfloat16" && kind == 'u' && size == 2) return AOP_DTYPE_BFLOAT16;

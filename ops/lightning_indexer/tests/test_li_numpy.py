@@ -161,3 +161,17 @@ def test_bf16_kernel_runs_where_the_cpu_has_it():
     assert even["bf16_kernel"] is bool(core.CPU_BF16_KERNEL)
     assert odd["bf16_kernel"] is False
     assert even["key_chunk"] % even["key_tile"] == 0 and even["key_tile"] % 16 == 0
+
+
+@pytest.mark.parametrize("layout_key", ["PA_BSND", "BSND"])
+def test_ml_dtypes_bfloat16_arrays_need_no_dtype(layout_key):
+    """bfloat16 as ml_dtypes.bfloat16 arrays: the results of uint16 bits with dtype="bfloat16"."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    args = make(SHAPES[0], "BSND", layout_key, "bfloat16", seed=5)
+    want_idx, want_val = run(args, "bfloat16", return_value=True)
+    as_bf16 = {k: (v.view(ml_dtypes.bfloat16) if isinstance(v, np.ndarray) and v.dtype == np.uint16 else v)
+               for k, v in args.items()}
+    assert sum(isinstance(v, np.ndarray) and v.dtype == ml_dtypes.bfloat16 for v in as_bf16.values()) >= 2
+    idx, val = lightning_indexer(**as_bf16, return_value=True)
+    np.testing.assert_array_equal(idx, want_idx)
+    np.testing.assert_array_equal(val, want_val)

@@ -94,3 +94,19 @@ def test_tiling_comes_from_the_tiling_cache():
     assert tiling_counters() == (hits + 1, misses)
     run("emu", *args, "float16", soc="Ascend910B4")
     assert tiling_counters() == (hits + 1, misses + 1)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ml_dtypes_bfloat16_arrays_need_no_dtype(backend):
+    """bfloat16 as ml_dtypes.bfloat16 arrays: the same bytes written as with uint16 bits and
+    dtype="bfloat16"; caches of another dtype are refused naming both."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    key, value, key_cache, value_cache, slots = make(SHAPES[1], "bfloat16", np.int32)
+    want_key, want_value = reference.reshape_and_cache(key, value, key_cache, value_cache, slots)
+    as_bf16 = [a.view(ml_dtypes.bfloat16) for a in (key, value, key_cache, value_cache)]
+    reshape_and_cache(*as_bf16, slots, backend=backend)
+    np.testing.assert_array_equal(key_cache, want_key)  # written through the bfloat16 views
+    np.testing.assert_array_equal(value_cache, want_value)
+    with pytest.raises(TypeError, match="reshape_and_cache: .*key_cache"):
+        reshape_and_cache(as_bf16[0], as_bf16[1], key_cache.view(np.float16), as_bf16[3], slots,
+                          backend=backend)

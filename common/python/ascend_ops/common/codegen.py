@@ -102,7 +102,9 @@ NumPy arrays only
 -----------------
 backend : "cpu" (default, the C++ kernel) or "emu" (the AscendC kernel on the CPU emulator).
     torch and MindSpore tensors run on their own device.
-dtype : "bfloat16" to read uint16 arrays as bfloat16 bit patterns.
+    bfloat16 data is an ml_dtypes.bfloat16 array (outputs come back as such arrays).
+dtype : "bfloat16" to read uint16 arrays as bfloat16 bit patterns instead (the convention before
+    ml_dtypes, still accepted).
 soc : backend="emu": the platform preset to emulate.
 order : backend="emu": run the blocks "in_order", "shuffled", or "both" (and check that the
     results agree).

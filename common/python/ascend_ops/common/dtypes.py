@@ -1,9 +1,10 @@
 """Element-type names across NumPy, PyTorch, MindSpore and the C library, in one table.
 
 No framework is imported to build or read the table; :func:`torch_dtype` and
-:func:`mindspore_dtype` import their framework only when called. NumPy has no bfloat16:
-bfloat16 data is held in NumPy as ``uint16`` bit patterns (see
-:mod:`ascend_ops.common.testing`).
+:func:`mindspore_dtype` import their framework only when called. NumPy has no bfloat16 of its
+own: the NumPy front doors take ``ml_dtypes.bfloat16`` arrays (``canonical`` names their dtype
+``"bfloat16"``), or ``uint16`` bit patterns with ``dtype="bfloat16"``, the holder the table's
+``numpy`` column names.
 """
 
 from __future__ import annotations
