@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ascend_ops/error.hpp"
+#include "ascend_ops/py_error.hpp"
 #include "ascend_ops/tensor.h"
 
 AOP_NAMESPACE_BEGIN
@@ -71,23 +72,6 @@ inline aop_tensor numpy_view(const pybind11::array& a, const char* op, const cha
     t.strides[i] = a.strides(i) / item;
   }
   return t;
-}
-
-// Maps aop::Error to the Python exception its status names; register once per module.
-inline void register_error_translator() {
-  pybind11::register_exception_translator([](std::exception_ptr p) {
-    try {
-      if (p) std::rethrow_exception(p);
-    } catch (const Error& e) {
-      switch (e.status()) {
-        case AOP_TYPE_ERROR: PyErr_SetString(PyExc_TypeError, e.what()); return;
-        case AOP_INDEX_ERROR: PyErr_SetString(PyExc_IndexError, e.what()); return;
-        case AOP_MEMORY_ERROR: PyErr_SetString(PyExc_MemoryError, e.what()); return;
-        case AOP_VALUE_ERROR: PyErr_SetString(PyExc_ValueError, e.what()); return;
-        default: PyErr_SetString(PyExc_RuntimeError, e.what()); return;
-      }
-    }
-  });
 }
 
 AOP_NAMESPACE_END
