@@ -32,6 +32,7 @@ install(FILES
   ${CMAKE_CURRENT_BINARY_DIR}/AscendOpsCommonConfigVersion.cmake
   ${CMAKE_CURRENT_LIST_DIR}/AscendOpsOp.cmake
   ${CMAKE_CURRENT_LIST_DIR}/AscendOpsFrameworks.cmake
+  ${CMAKE_CURRENT_LIST_DIR}/AscendOpsPython.cmake
   ${CMAKE_CURRENT_LIST_DIR}/op_build_info.py.in
   ${CMAKE_CURRENT_LIST_DIR}/module_init.cpp.in
   ${CMAKE_CURRENT_LIST_DIR}/npu_launch.cpp.in
