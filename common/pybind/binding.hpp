@@ -24,6 +24,7 @@ py::str text(const char* chars, size_t capacity);
 void raise_for(aop_status status, const aop_error& err, const std::string& what);
 
 void bind_caches(py::module_& m);
+void bind_dtypes(py::module_& m);
 void bind_pools(py::module_& m);
 void bind_platforms(py::module_& m);
 void bind_threads_and_errors(py::module_& m);

@@ -40,7 +40,7 @@ std::string bound_library_file() {
 
 PYBIND11_MODULE(_runtime, m) {
   namespace py = pybind11;
-  m.doc() = "libascend_ops_common's C interface (caches, pools, platforms, threads, asynchronous errors)";
+  m.doc() = "libascend_ops_common's C interface (caches, dtypes, pools, platforms, threads, asynchronous errors)";
   aop::set_module_info(m);  // COMMON_ABI and COMMON_VERSION this module was compiled against
   aop::register_error_translator();
   m.def("common_version", [] { return std::string(aop_common_version()); });
@@ -48,6 +48,7 @@ PYBIND11_MODULE(_runtime, m) {
   m.def("library_file", &aop_runtime::bound_library_file,
         "Path of the libascend_ops_common.so this module's calls are bound to.");
   aop_runtime::bind_caches(m);
+  aop_runtime::bind_dtypes(m);
   aop_runtime::bind_pools(m);
   aop_runtime::bind_platforms(m);
   aop_runtime::bind_threads_and_errors(m);
