@@ -1,12 +1,11 @@
 """Shared fixtures of the ascend_ops.common Python tests.
 
-Tests that need ``libascend_ops_common.so`` take the ``common_lib`` fixture: it uses
-``$ASCEND_OPS_COMMON_LIB`` when set, else the installed library, and skips (saying how to
-provide one) when neither exists. Run from a checkout without installing::
-
-    cmake -S common -B /tmp/aop-build -G Ninja && cmake --build /tmp/aop-build
-    ASCEND_OPS_COMMON_LIB=/tmp/aop-build/src/libascend_ops_common.so \\
-        PYTHONPATH=common/python pytest common/tests/python
+Tests that need ``libascend_ops_common.so`` take the ``common_lib`` fixture (the library's
+pybind11 binding, ``ascend_ops.common._runtime``): it uses ``$ASCEND_OPS_COMMON_LIB`` when set,
+else the installed library, and skips (saying how to provide one) when the library or the
+binding is not built. The binding is installed with the package, so a run from a checkout
+without installing (``PYTHONPATH=common/python pytest common/tests/python``) runs the tests
+that need neither and skips the others.
 """
 
 from __future__ import annotations
@@ -36,18 +35,21 @@ def _find_library() -> Optional[Path]:
 
 @pytest.fixture(scope="session")
 def common_lib():
-    """The loaded ``libascend_ops_common.so`` (ctypes.CDLL); skips when it is not built."""
+    """The binding of the loaded ``libascend_ops_common.so`` (the module
+    ``ascend_ops.common._runtime``); skips when the library or the binding is not built."""
     path = _find_library()
     if path is None:
         pytest.skip(f"libascend_ops_common.so is not built: install ascend-op-common or set "
                     f"${LIB_ENV} to a built copy")
+    if importlib.util.find_spec("ascend_ops.common._runtime") is None:
+        pytest.skip("ascend_ops.common._runtime is not built: install ascend-op-common")
     return _clib.library()
 
 
 @pytest.fixture
 def fresh_clib(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Forget the loaded library for one test (restored afterwards)."""
-    monkeypatch.setattr(_clib, "_lib", None)
+    monkeypatch.setattr(_clib, "_binding", None)
     monkeypatch.setattr(_clib, "_lib_file", None)
     yield
 

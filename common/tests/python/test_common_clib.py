@@ -1,13 +1,16 @@
-"""The ctypes binding of libascend_ops_common: versions, caches, pools, platforms, loading."""
+"""ascend_ops.common's face of libascend_ops_common (_clib, over the pybind11 module _runtime):
+versions, caches, pools, platforms, threads, asynchronous errors, loading."""
 
 from __future__ import annotations
 
 import ctypes
 import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -25,27 +28,9 @@ def _header_define(name: str) -> str:
     return match.group(1).strip('"')
 
 
-# --- the structs and the ABI this package declares match the headers -----------------------
+# --- the ABI this package speaks matches the headers ---------------------------------------
 def test_declared_abi_matches_version_header():
     assert _clib.ABI == int(_header_define("AOP_COMMON_ABI"))
-
-
-@pytest.mark.parametrize("define, value", [
-    ("AOP_NAME_BYTES", _clib._NAME_BYTES),
-    ("AOP_PLATFORM_NAME_BYTES", _clib._PLATFORM_NAME_BYTES),
-    ("AOP_ERROR_MESSAGE_BYTES", _clib._ERROR_MESSAGE_BYTES),
-])
-def test_struct_sizes_match_headers(define, value):
-    text = "".join(p.read_text() for p in HEADERS.glob("*.h"))
-    match = re.search(rf"#define {define} (\d+)", text)
-    assert match and int(match.group(1)) == value
-
-
-def test_every_declared_function_is_in_a_header():
-    text = "".join(p.read_text() for p in HEADERS.glob("*.h"))
-    declared = set(re.findall(r"\b(aop_\w+)\s*\(", text))
-    missing = [name for name in _clib._SIGNATURES if name not in declared]
-    assert not missing, f"declared in _clib but not in include/ascend_ops: {missing}"
 
 
 # --- version -------------------------------------------------------------------------------
@@ -53,15 +38,27 @@ def test_version_and_abi(common_lib):
     assert common.common_version() == _header_define("AOP_COMMON_VERSION_STRING")
     assert common.common_abi() == _clib.ABI
     assert common.__version__  # metadata or, in a checkout, the library's version
+    # the binding was compiled against the same headers
+    assert (common_lib.COMMON_ABI, common_lib.COMMON_VERSION) == (_clib.ABI, common.common_version())
+
+
+def _mapped_copies():
+    with open("/proc/self/maps") as maps:
+        paths = {line.split()[-1] for line in maps if "libascend_ops_common" in line}
+    return sorted({os.path.realpath(p) for p in paths})
 
 
 def test_library_is_loaded_once_and_global(common_lib):
     assert common.library() is common.library() is common_lib
+    assert common_lib.__name__ == "ascend_ops.common._runtime"
     # RTLD_GLOBAL: the symbols are visible in the process-wide namespace, where an op's
     # extension module that links the library finds them.
     everything = ctypes.CDLL(None)
     assert everything.aop_common_abi is not None
     assert _clib.library_file() is not None and _clib.library_file().is_file()
+    # the binding calls the very file _clib loaded, and no other copy is mapped
+    assert Path(common_lib.library_file()).resolve() == _clib.library_file().resolve()
+    assert _mapped_copies() == [str(_clib.library_file().resolve())]
 
 
 # --- caches --------------------------------------------------------------------------------
@@ -100,40 +97,14 @@ def test_set_cache_capacity_rejects(common_lib, which, n, exc):
         common.set_cache_capacity(which, n)
 
 
-class _PrivateCache:
-    """A cache created through the C interface, as an op with private needs would."""
-
-    def __init__(self, lib, name, capacity):
-        err = _clib.AopError()
-        self.lib = lib
-        self.handle = lib.aop_cache_create(name.encode(), capacity, ctypes.byref(err))
-        assert self.handle, err.message
-
-    def put(self, key: bytes, value: bytes) -> None:
-        err = _clib.AopError()
-        held = self.lib.aop_cache_put(self.handle, key, len(key), value, len(value), None,
-                                      _clib.DELETER_FN(), ctypes.byref(err))
-        assert held, err.message
-        self.lib.aop_value_release(held)
-
-    def get(self, key: bytes):
-        held = self.lib.aop_cache_get(self.handle, key, len(key))
-        if not held:
-            return None
-        size = ctypes.c_size_t()
-        data = self.lib.aop_value_bytes(held, ctypes.byref(size))
-        out = ctypes.string_at(data, size.value)
-        self.lib.aop_value_release(held)
-        return out
-
-    def stats(self):
-        s = _clib.AopCacheStats()
-        self.lib.aop_cache_get_stats(self.handle, ctypes.byref(s))
-        return _clib._cache_dict(s)
+def test_set_cache_capacity_beyond_uint64(common_lib):
+    with pytest.raises(ValueError, match="below 2\\*\\*64"):
+        common.set_cache_capacity("tiling", 2**64)
 
 
 def test_cache_counters_through_the_c_interface(common_lib):
-    cache = _PrivateCache(common_lib, "pytest-counters", 2)
+    # a cache created through the C interface, as an op with private needs would
+    cache = common_lib.Cache.create("pytest-counters", 2)
     try:
         assert "pytest-counters" in [s["name"] for s in common.cache_stats()]
         assert cache.get(b"a") is None                      # miss
@@ -146,24 +117,20 @@ def test_cache_counters_through_the_c_interface(common_lib):
         s = cache.stats()
         assert (s["hits"], s["misses"], s["inserts"], s["evictions"], s["size"]) == (2, 2, 3, 1, 2)
         # capacity through the C call, then the registry row agrees
-        err = _clib.AopError()
-        assert common_lib.aop_cache_set_capacity(cache.handle, 1, ctypes.byref(err)) == 0
+        cache.set_capacity(1)
         row = next(r for r in common.cache_stats() if r["name"] == "pytest-counters")
         assert (row["capacity"], row["size"], row["evictions"]) == (1, 1, 2)
-        common_lib.aop_cache_reset_stats(cache.handle)
+        cache.reset_stats()
         assert cache.stats()["hits"] == 0 and cache.stats()["size"] == 1
     finally:
-        common_lib.aop_cache_destroy(cache.handle)
+        cache.close()
     assert "pytest-counters" not in [s["name"] for s in common.cache_stats()]
+    with pytest.raises(ValueError, match="closed"):
+        cache.get(b"a")
 
 
 def test_clear_caches_keeps_counters_unless_asked(common_lib):
-    cache = common_lib.aop_tiling_cache()
-    err = _clib.AopError()
-    held = common_lib.aop_cache_put(cache, b"pytest-key", 10, b"v", 1, None, _clib.DELETER_FN(),
-                                    ctypes.byref(err))
-    assert held, err.message
-    common_lib.aop_value_release(held)
+    common_lib.tiling_cache().put(b"pytest-key", b"v")
     assert _stats("tiling")["size"] >= 1
     inserts = _stats("tiling")["inserts"]
     common.clear_caches("tiling")
@@ -176,18 +143,33 @@ def test_clear_caches_keeps_counters_unless_asked(common_lib):
 def test_pool_stats_and_trim(common_lib):
     pools = common.pool_stats()
     assert pools[0]["name"] == "default" and pools[0]["limit_bytes"] > 0
-    pool = common_lib.aop_default_pool()
-    err = _clib.AopError()
-    block = common_lib.aop_pool_acquire(pool, 1000, ctypes.byref(err))
-    assert block, err.message
-    assert common_lib.aop_block_size(block) >= 1000
-    assert common_lib.aop_block_data(block) % 512 == 0      # AOP_POOL_ALIGNMENT
+    block = common_lib.acquire_default_block(1000)
+    assert block.size >= 1000
+    assert block.address % 512 == 0                         # AOP_POOL_ALIGNMENT
     busy = common.pool_stats()[0]
     assert busy["live_blocks"] >= 1 and busy["in_use_bytes"] >= 1000
-    common_lib.aop_block_release(block)
+    block.release()
     assert common.pool_stats()[0]["cached_bytes"] >= 1000
     common.trim_default_pool()
     assert common.pool_stats()[0]["cached_bytes"] == 0
+    with pytest.raises(ValueError, match="released"):
+        block.size
+
+
+def test_pool_bound_is_a_memory_error(common_lib):
+    limit = common.pool_stats()[0]["limit_bytes"]
+    with pytest.raises(MemoryError, match="workspace pool 'default'"):
+        common_lib.acquire_default_block(limit + 1)
+
+
+# --- dtypes --------------------------------------------------------------------------------
+def test_dtype_table_matches_the_binding(common_lib):
+    from ascend_ops.common import dtypes
+
+    for name, names in dtypes.dtype_names.items():
+        assert common_lib.dtype_name(names.aop) == name
+        assert common_lib.dtype_size(names.aop) == names.itemsize
+    assert (common_lib.dtype_name(999), common_lib.dtype_size(999)) == ("unknown", 0)
 
 
 # --- platforms -----------------------------------------------------------------------------
@@ -244,6 +226,59 @@ def test_library_without_the_interface_is_rejected(fresh_clib, monkeypatch):
         _clib.library()
 
 
+def test_binding_load_error_names_the_missing_symbol(tmp_path):
+    lib = tmp_path / "libascend_ops_common.so"
+    exc = ImportError(f"{lib}: undefined symbol: aop_pool_reset_peak")
+    error = _clib._binding_load_error(lib, exc)
+    assert isinstance(error, CommonLibraryError)
+    assert f"{lib} does not export aop_pool_reset_peak" in str(error)
+    other = _clib._binding_load_error(lib, ImportError("wrong ELF class: ELFCLASS32"))
+    assert "ELFCLASS32" in str(other) and "ascend_ops.common._runtime" in str(other)
+
+
+def test_binding_must_speak_the_abi_and_call_the_loaded_copy(common_lib, tmp_path):
+    loaded = _clib.library_file()
+    _clib._check_binding(common_lib, loaded)  # the real one passes
+    with pytest.raises(AbiMismatch, match=f"built for C ABI {_clib.ABI + 1}"):
+        _clib._check_binding(SimpleNamespace(COMMON_ABI=_clib.ABI + 1,
+                                             library_file=lambda: str(loaded)), loaded)
+    elsewhere = tmp_path / "libascend_ops_common.so"
+    elsewhere.write_bytes(b"")
+    with pytest.raises(CommonLibraryError, match="two copies"):
+        _clib._check_binding(SimpleNamespace(COMMON_ABI=_clib.ABI,
+                                             library_file=lambda: str(elsewhere)), loaded)
+
+
+_REPORT_BINDING = """
+import ascend_ops.common as c, ascend_ops.common._clib as clib
+lib = c.library()
+print(clib.library_file()); print(lib.library_file()); print(c.cache_stats()[0]["name"])
+with open("/proc/self/maps") as maps:
+    print(len({line.split()[-1] for line in maps if "libascend_ops_common" in line}))
+"""
+
+
+def test_override_is_the_copy_the_binding_calls(common_lib, child_env, tmp_path):
+    copy = tmp_path / "elsewhere" / "libascend_ops_common.so"
+    copy.parent.mkdir()
+    copy.write_bytes(_clib.library_file().read_bytes())
+    out = subprocess.run([sys.executable, "-c", _REPORT_BINDING],
+                         env=child_env(ASCEND_OPS_COMMON_LIB=str(copy)),
+                         capture_output=True, text=True, check=True).stdout.split()
+    assert out == [str(copy), str(copy), "tiling", "1"]
+
+
+def test_binding_imported_before_the_override_is_refused(common_lib, child_env, tmp_path):
+    copy = tmp_path / "libascend_ops_common.so"
+    copy.write_bytes(_clib.library_file().read_bytes())
+    code = "import ascend_ops.common._runtime, ascend_ops.common as c; c.library()"
+    done = subprocess.run([sys.executable, "-c", code],
+                          env=child_env(ASCEND_OPS_COMMON_LIB=str(copy)),
+                          capture_output=True, text=True)
+    assert done.returncode != 0
+    assert "CommonLibraryError" in done.stderr and "two copies" in done.stderr
+
+
 def test_python_and_library_abi_must_match(common_lib, fresh_clib, monkeypatch):
     monkeypatch.setattr(_clib, "ABI", _clib.ABI + 1)
     with pytest.raises(AbiMismatch) as info:
@@ -253,13 +288,52 @@ def test_python_and_library_abi_must_match(common_lib, fresh_clib, monkeypatch):
     assert isinstance(info.value, ImportError)
 
 
-def test_check_errors_raises_the_first_posted_error_once():
-    lib = _clib.library()
+def test_check_errors_raises_the_first_posted_error_once(common_lib):
+    lib = common_lib
     common.check_errors()  # nothing pending
-    assert lib.aop_async_error_post(3, b"my_op: slot_mapping[2] = 77 is out of range") == 1
-    assert lib.aop_async_error_post(1, b"a later error") == 0  # the first one wins
-    assert lib.aop_async_error_pending() == 1
+    assert lib.post_async_error(3, "my_op: slot_mapping[2] = 77 is out of range") is True
+    assert lib.post_async_error(1, "a later error") is False  # the first one wins
+    assert lib.async_error_pending() is True
     with pytest.raises(IndexError, match=r"slot_mapping\[2\] = 77"):
         common.check_errors(synchronize=False)
-    assert lib.aop_async_error_pending() == 0
+    assert lib.async_error_pending() is False
     common.check_errors()  # raising cleared it
+
+
+@pytest.mark.parametrize("status, exc", [
+    (1, ValueError), (2, TypeError), (3, IndexError), (4, RuntimeError), (5, MemoryError),
+    (77, RuntimeError),
+])
+def test_a_status_raises_its_exception(common_lib, status, exc):
+    common_lib.post_async_error(status, f"status {status} posted")
+    with pytest.raises(exc) as info:
+        common.check_errors()
+    assert type(info.value) is exc and str(info.value) == f"status {status} posted"
+
+
+def test_error_without_message_names_the_call(common_lib):
+    common_lib.post_async_error(3, "")
+    with pytest.raises(IndexError, match=r"^check_errors\(\) failed with status 3$"):
+        common.check_errors()
+
+
+def test_a_message_cut_inside_a_character_is_still_text(common_lib):
+    # 2001 bytes: the library keeps 1020 and appends "...", cutting the 511th "é" in two
+    common_lib.post_async_error(1, "x" + "é" * 1000)
+    with pytest.raises(ValueError) as info:
+        common.check_errors()
+    assert str(info.value) == "x" + "é" * 509 + "\ufffd..."
+
+
+def test_set_num_threads_checks_its_argument(common_lib):
+    with pytest.raises(TypeError, match="n should be an int but is float"):
+        common.set_num_threads(2.0)
+    with pytest.raises(TypeError, match="but is bool"):
+        common.set_num_threads(True)
+    with pytest.raises(ValueError, match="fit in int32"):
+        common.set_num_threads(2**31)
+    try:
+        common.set_num_threads(3)
+        assert common.num_threads() == 3
+    finally:
+        common.set_num_threads(0)

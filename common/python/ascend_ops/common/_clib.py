@@ -1,20 +1,25 @@
-"""ctypes binding of ``libascend_ops_common.so`` (the C interface in ``include/ascend_ops``).
+"""ctypes only loads the library RTLD_GLOBAL and checks its ABI; every call goes through pybind11 (_runtime).
 
-The structs below mirror ``cache.h``, ``workspace.h``, ``platform.h`` and ``error.h`` for
-:data:`ABI`; the library's own ABI number is checked when it is loaded, so a struct layout
-never silently disagrees. The Python-facing functions return plain values (dicts, a frozen
-dataclass) and turn a C status into the matching Python exception.
+Loading the library file first is what lets ``$ASCEND_OPS_COMMON_LIB`` choose the copy: the
+binding, like every op's extension modules, links the library by its soname, and the dynamic
+linker binds it to the copy already loaded. The functions below are what ``ascend_ops.common``
+exports: they check their arguments, return plain values (dicts, a frozen dataclass) and raise
+the Python exception a C status names (ValueError, TypeError, IndexError, RuntimeError,
+MemoryError) with the library's message.
 """
 
 from __future__ import annotations
 
 import ctypes
+import importlib
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple, TypedDict
+from types import ModuleType
+from typing import List, Optional, TypedDict
 
-from ._paths import library_path
+from ._paths import _INSTALL_HINT, LIB_NAME, library_path
 from .errors import AbiMismatch, CommonLibraryError
 
 __all__ = [
@@ -41,215 +46,116 @@ __all__ = [
     "check_errors",
 ]
 
-#: The C ABI (``AOP_COMMON_ABI`` in version.h) whose structs this module declares.
+#: The C ABI (``AOP_COMMON_ABI`` in version.h) this Python package speaks.
 ABI = 1
 #: The process-wide caches every op uses, by the name the registry reports.
 CACHE_NAMES = ("tiling", "operator")
 
-_NAME_BYTES = 64  # AOP_NAME_BYTES
-_PLATFORM_NAME_BYTES = 32  # AOP_PLATFORM_NAME_BYTES
-_ERROR_MESSAGE_BYTES = 1024  # AOP_ERROR_MESSAGE_BYTES
-
-
-# --- structs -------------------------------------------------------------------------------
-class AopError(ctypes.Structure):
-    """``aop_error``: a status code and a NUL-terminated message."""
-
-    _fields_ = [("status", ctypes.c_int), ("message", ctypes.c_char * _ERROR_MESSAGE_BYTES)]
-
-
-class AopCacheStats(ctypes.Structure):
-    """``aop_cache_stats``."""
-
-    _fields_ = [
-        ("name", ctypes.c_char * _NAME_BYTES),
-        ("capacity", ctypes.c_uint64),
-        ("size", ctypes.c_uint64),
-        ("hits", ctypes.c_uint64),
-        ("misses", ctypes.c_uint64),
-        ("inserts", ctypes.c_uint64),
-        ("evictions", ctypes.c_uint64),
-    ]
-
-
-class AopPoolStats(ctypes.Structure):
-    """``aop_pool_stats``."""
-
-    _fields_ = [
-        ("name", ctypes.c_char * _NAME_BYTES),
-        ("limit_bytes", ctypes.c_uint64),
-        ("in_use_bytes", ctypes.c_uint64),
-        ("cached_bytes", ctypes.c_uint64),
-        ("peak_bytes", ctypes.c_uint64),
-        ("allocations", ctypes.c_uint64),
-        ("deallocations", ctypes.c_uint64),
-        ("reuses", ctypes.c_uint64),
-        ("acquires", ctypes.c_uint64),
-        ("live_blocks", ctypes.c_uint64),
-    ]
-
-
-class AopPlatform(ctypes.Structure):
-    """``aop_platform``."""
-
-    _fields_ = [
-        ("soc", ctypes.c_char * _PLATFORM_NAME_BYTES),
-        ("family", ctypes.c_char * _PLATFORM_NAME_BYTES),
-        ("aiv_cores", ctypes.c_int32),
-        ("aic_cores", ctypes.c_int32),
-        ("ub_bytes", ctypes.c_int64),
-        ("l1_bytes", ctypes.c_int64),
-        ("l0a_bytes", ctypes.c_int64),
-        ("l0b_bytes", ctypes.c_int64),
-        ("l0c_bytes", ctypes.c_int64),
-        ("is_real_device", ctypes.c_int32),
-    ]
-
-
-ALLOCATE_FN = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_void_p)
-DEALLOCATE_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
-DELETER_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-
-
-class AopAllocator(ctypes.Structure):
-    """``aop_allocator``."""
-
-    _fields_ = [
-        ("allocate", ALLOCATE_FN),
-        ("deallocate", DEALLOCATE_FN),
-        ("ctx", ctypes.c_void_p),
-        ("name", ctypes.c_char_p),
-    ]
-
-
-# --- function signatures: name -> (restype, argtypes) ----------------------------------------
-_P = ctypes.c_void_p
-_ERR = ctypes.POINTER(AopError)
-_SIGNATURES: Dict[str, Tuple[object, Sequence[object]]] = {
-    # version.h, error.h, dtype.h, hash.h
-    "aop_common_version": (ctypes.c_char_p, []),
-    "aop_common_abi": (ctypes.c_int, []),
-    "aop_status_name": (ctypes.c_char_p, [ctypes.c_int]),
-    "aop_dtype_size": (ctypes.c_size_t, [ctypes.c_int]),
-    "aop_dtype_name": (ctypes.c_char_p, [ctypes.c_int]),
-    "aop_hash_bytes": (ctypes.c_uint64, [_P, ctypes.c_size_t, ctypes.c_uint64]),
-    # cache.h
-    "aop_tiling_cache": (_P, []),
-    "aop_operator_cache": (_P, []),
-    "aop_cache_create": (_P, [ctypes.c_char_p, ctypes.c_uint64, _ERR]),
-    "aop_cache_destroy": (None, [_P]),
-    "aop_cache_set_capacity": (ctypes.c_int, [_P, ctypes.c_uint64, _ERR]),
-    "aop_cache_clear": (None, [_P]),
-    "aop_cache_reset_stats": (None, [_P]),
-    "aop_cache_get_stats": (None, [_P, ctypes.POINTER(AopCacheStats)]),
-    "aop_cache_get": (_P, [_P, _P, ctypes.c_size_t]),
-    "aop_cache_put": (_P, [_P, _P, ctypes.c_size_t, _P, ctypes.c_size_t, _P, DELETER_FN, _ERR]),
-    "aop_value_bytes": (_P, [_P, ctypes.POINTER(ctypes.c_size_t)]),
-    "aop_value_object": (_P, [_P]),
-    "aop_value_retain": (None, [_P]),
-    "aop_value_release": (None, [_P]),
-    "aop_cache_registry_size": (ctypes.c_size_t, []),
-    "aop_cache_registry_stats": (ctypes.c_int, [ctypes.c_size_t, ctypes.POINTER(AopCacheStats)]),
-    # workspace.h
-    "aop_host_allocator": (AopAllocator, []),
-    "aop_default_pool": (_P, []),
-    "aop_pool_create": (_P, [ctypes.c_char_p, ctypes.POINTER(AopAllocator), ctypes.c_uint64, _ERR]),
-    "aop_pool_destroy": (None, [_P]),
-    "aop_pool_acquire": (_P, [_P, ctypes.c_size_t, _ERR]),
-    "aop_pool_trim": (None, [_P]),
-    "aop_pool_get_stats": (None, [_P, ctypes.POINTER(AopPoolStats)]),
-    "aop_pool_reset_peak": (None, [_P]),
-    "aop_block_data": (_P, [_P]),
-    "aop_block_size": (ctypes.c_size_t, [_P]),
-    "aop_block_retain": (None, [_P]),
-    "aop_block_release": (None, [_P]),
-    "aop_pool_registry_size": (ctypes.c_size_t, []),
-    "aop_pool_registry_stats": (ctypes.c_int, [ctypes.c_size_t, ctypes.POINTER(AopPoolStats)]),
-    # parallel.h
-    "aop_num_threads": (ctypes.c_int32, []),
-    "aop_set_num_threads": (None, [ctypes.c_int32]),
-    "aop_num_threads_explicit": (ctypes.c_int32, []),
-    # async_error.h
-    "aop_async_error_post": (ctypes.c_int, [ctypes.c_int, ctypes.c_char_p]),
-    "aop_async_error_pending": (ctypes.c_int, []),
-    "aop_async_error_check": (ctypes.c_int, [ctypes.c_int, _ERR]),
-    # platform.h
-    "aop_platform_preset_count": (ctypes.c_size_t, []),
-    "aop_platform_preset_at": (ctypes.c_int, [ctypes.c_size_t, ctypes.POINTER(AopPlatform)]),
-    "aop_platform_preset": (ctypes.c_int, [ctypes.c_char_p, ctypes.POINTER(AopPlatform), _ERR]),
-    "aop_platform_current": (ctypes.c_int, [ctypes.POINTER(AopPlatform), _ERR]),
-}
-
-# aop_status -> Python exception (error.h)
-_STATUS_EXCEPTIONS: Dict[int, type] = {
-    1: ValueError,
-    2: TypeError,
-    3: IndexError,
-    4: RuntimeError,
-    5: MemoryError,
-}
-
+_BINDING = f"{__package__}._runtime"
 
 # --- loading -------------------------------------------------------------------------------
 _lock = threading.Lock()
-_lib: Optional[ctypes.CDLL] = None
+_binding: Optional[ModuleType] = None
 _lib_file: Optional[Path] = None
 
 
-def _declare(lib: ctypes.CDLL, path: Path) -> None:
-    for name, (restype, argtypes) in _SIGNATURES.items():
-        try:
-            fn = getattr(lib, name)
-        except AttributeError:
-            raise CommonLibraryError(
-                f"{path} does not export {name}: the library is older than or different from "
-                f"this ascend_ops.common Python package (C ABI {ABI}); reinstall "
-                f"ascend-op-common so its Python part and its library come from one build"
-            ) from None
-        fn.restype = restype
-        fn.argtypes = list(argtypes)
+def _not_this_package(path: Path, missing: str) -> CommonLibraryError:
+    return CommonLibraryError(
+        f"{path} does not export {missing}: the library is older than or different from "
+        f"this ascend_ops.common Python package (C ABI {ABI}); reinstall "
+        f"ascend-op-common so its Python part and its library come from one build"
+    )
 
 
-def library() -> ctypes.CDLL:
-    """Load ``libascend_ops_common.so`` once and return it.
+def _load_checked(path: Path) -> None:
+    """dlopen ``path`` RTLD_GLOBAL and compare its ``aop_common_abi()`` with :data:`ABI`."""
+    try:
+        lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
+    except OSError as exc:
+        raise CommonLibraryError(f"cannot load {path}: {exc}") from exc
+    for name in ("aop_common_abi", "aop_common_version"):
+        if not hasattr(lib, name):
+            raise _not_this_package(path, name)
+    lib.aop_common_abi.restype = ctypes.c_int
+    lib.aop_common_version.restype = ctypes.c_char_p
+    abi = int(lib.aop_common_abi())
+    if abi != ABI:
+        version = lib.aop_common_version().decode()
+        raise AbiMismatch(
+            f"{path} is ascend-op-common {version} with C ABI {abi}, but the "
+            f"ascend_ops.common Python package speaks C ABI {ABI}: reinstall "
+            f"ascend-op-common so its Python part and its library match"
+        )
 
-    The library is loaded with ``RTLD_GLOBAL`` so that op extension modules that link it
-    resolve to this same copy (one tiling cache, one operator cache, one workspace pool per
-    process). Every function of the C interface gets its ctypes signature.
+
+def _binding_load_error(path: Path, exc: ImportError) -> CommonLibraryError:
+    symbol = re.search(r"undefined symbol: (\w+)", str(exc))
+    if symbol:  # the library lacks a function the binding calls
+        return _not_this_package(path, symbol.group(1))
+    return CommonLibraryError(f"cannot load {_BINDING} for {path}: {exc}")
+
+
+def _check_binding(binding: ModuleType, path: Path) -> None:
+    """The binding was built for :data:`ABI` and calls the copy of the library at ``path``."""
+    if binding.COMMON_ABI != ABI:
+        raise AbiMismatch(
+            f"{_BINDING} was built for C ABI {binding.COMMON_ABI}, but the ascend_ops.common "
+            f"Python package speaks C ABI {ABI}: reinstall ascend-op-common so its Python part "
+            f"and its binary parts come from one build"
+        )
+    bound = Path(binding.library_file())
+    if bound.resolve() != path.resolve():
+        raise CommonLibraryError(
+            f"{_BINDING} calls {bound}, not the loaded {path}: two copies of {LIB_NAME} would "
+            f"keep two sets of caches and pools. Import {_BINDING} only through "
+            f"ascend_ops.common.library()"
+        )
+
+
+def _import_binding(path: Path) -> ModuleType:
+    try:
+        binding = importlib.import_module(_BINDING)
+    except ModuleNotFoundError as exc:
+        if exc.name != _BINDING:
+            raise
+        raise CommonLibraryError(f"{_BINDING} (the binding of {LIB_NAME}) is not built: "
+                                 f"{_INSTALL_HINT}") from exc
+    except ImportError as exc:
+        raise _binding_load_error(path, exc) from exc
+    _check_binding(binding, path)
+    return binding
+
+
+def library() -> ModuleType:
+    """Load ``libascend_ops_common.so`` once and return its binding, ``ascend_ops.common._runtime``.
+
+    The library is loaded with ``RTLD_GLOBAL`` before the binding and before any op's extension
+    module, so all of them bind to this one copy (one tiling cache, one operator cache, one
+    workspace pool per process).
 
     Returns
     -------
-    ctypes.CDLL
-        The loaded library.
+    module
+        The pybind11 module whose functions call the library.
 
     Raises
     ------
     CommonLibraryError
-        If it is missing, cannot be loaded, or lacks a symbol of the C interface.
+        If the library or its binding is missing, cannot be loaded, or lacks a symbol of the C
+        interface, or if the binding is bound to another copy of the library.
     AbiMismatch
-        If its ``aop_common_abi()`` is not the ABI this Python package declares.
+        If the library's ``aop_common_abi()`` or the binding's ``COMMON_ABI`` is not the ABI
+        this Python package speaks.
     """
-    global _lib, _lib_file
-    if _lib is not None:
-        return _lib
+    global _binding, _lib_file
+    if _binding is not None:
+        return _binding
     with _lock:
-        if _lib is None:
+        if _binding is None:
             path = library_path()
-            try:
-                lib = ctypes.CDLL(str(path), mode=ctypes.RTLD_GLOBAL)
-            except OSError as exc:
-                raise CommonLibraryError(f"cannot load {path}: {exc}") from exc
-            _declare(lib, path)
-            abi = int(lib.aop_common_abi())
-            if abi != ABI:
-                version = lib.aop_common_version().decode()
-                raise AbiMismatch(
-                    f"{path} is ascend-op-common {version} with C ABI {abi}, but the "
-                    f"ascend_ops.common Python package speaks C ABI {ABI}: reinstall "
-                    f"ascend-op-common so its Python part and its library match"
-                )
-            _lib, _lib_file = lib, path
-    return _lib
+            _load_checked(path)
+            _binding, _lib_file = _import_binding(path), path
+    return _binding
 
 
 def library_file() -> Optional[Path]:
@@ -257,46 +163,15 @@ def library_file() -> Optional[Path]:
     return _lib_file
 
 
-# --- helpers -------------------------------------------------------------------------------
-def _text(raw: bytes) -> str:
-    return raw.decode("utf-8", errors="replace")
-
-
-def _raise_for(status: int, err: AopError, what: str) -> None:
-    if status == 0:
-        return
-    exc_type = _STATUS_EXCEPTIONS.get(int(status), RuntimeError)
-    message = _text(err.message) or f"{what} failed with status {status}"
-    raise exc_type(message)
-
-
-def _cache_handle(which: str) -> int:
-    lib = library()
-    getters: Dict[str, Callable[[], int]] = {
-        "tiling": lib.aop_tiling_cache,
-        "operator": lib.aop_operator_cache,
-    }
-    if which not in getters:
-        raise ValueError(f"cache should be one of {list(CACHE_NAMES)}, got {which!r}")
-    handle = getters[which]()
-    if not handle:
-        raise RuntimeError(f"ascend-op-common returned no {which} cache")
-    return handle
-
-
-def _selected(which: Optional[str]) -> List[str]:
-    return list(CACHE_NAMES) if which is None else [which]
-
-
 # --- version -------------------------------------------------------------------------------
 def common_version() -> str:
     """Return the library's version string, e.g. ``"0.1.0"``."""
-    return _text(library().aop_common_version())
+    return library().common_version()
 
 
 def common_abi() -> int:
     """Return the library's C ABI number (``AOP_COMMON_ABI``)."""
-    return int(library().aop_common_abi())
+    return library().common_abi()
 
 
 # --- caches --------------------------------------------------------------------------------
@@ -312,16 +187,17 @@ class CacheStats(TypedDict):
     evictions: int
 
 
-def _cache_dict(s: AopCacheStats) -> CacheStats:
-    return CacheStats(
-        name=_text(s.name),
-        capacity=s.capacity,
-        size=s.size,
-        hits=s.hits,
-        misses=s.misses,
-        inserts=s.inserts,
-        evictions=s.evictions,
-    )
+def _cache(which: str):
+    """The binding's handle on the tiling or the operator cache."""
+    lib = library()
+    handles = {"tiling": lib.tiling_cache, "operator": lib.operator_cache}
+    if which not in handles:
+        raise ValueError(f"cache should be one of {list(CACHE_NAMES)}, got {which!r}")
+    return handles[which]()
+
+
+def _selected(which: Optional[str]) -> List[str]:
+    return list(CACHE_NAMES) if which is None else [which]
 
 
 def cache_stats() -> List[CacheStats]:
@@ -335,15 +211,7 @@ def cache_stats() -> List[CacheStats]:
     list of dict
         One dict per cache: name, capacity, size, hits, misses, inserts, evictions.
     """
-    lib = library()
-    for which in CACHE_NAMES:
-        _cache_handle(which)
-    out: List[CacheStats] = []
-    for index in range(lib.aop_cache_registry_size()):
-        s = AopCacheStats()
-        if lib.aop_cache_registry_stats(index, ctypes.byref(s)):
-            out.append(_cache_dict(s))
-    return out
+    return library().cache_stats()
 
 
 def set_cache_capacity(which: str, n: int) -> None:
@@ -354,7 +222,8 @@ def set_cache_capacity(which: str, n: int) -> None:
     which : {"tiling", "operator"}
         The cache.
     n : int
-        The new capacity (entries), ``n >= 0``; the library may reject values it cannot use.
+        The new capacity (entries), ``0 <= n < 2**64``; the library may reject values it
+        cannot use.
 
     Raises
     ------
@@ -363,10 +232,9 @@ def set_cache_capacity(which: str, n: int) -> None:
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"set_cache_capacity: n should be an int >= 0, got {n!r}")
-    handle = _cache_handle(which)
-    err = AopError()
-    status = library().aop_cache_set_capacity(handle, n, ctypes.byref(err))
-    _raise_for(status, err, f"set_cache_capacity({which!r}, {n})")
+    if n >= 2**64:
+        raise ValueError(f"set_cache_capacity: n should be below 2**64, got {n!r}")
+    _cache(which).set_capacity(n)
 
 
 def clear_caches(which: Optional[str] = None, *, reset_stats: bool = False) -> None:
@@ -379,19 +247,17 @@ def clear_caches(which: Optional[str] = None, *, reset_stats: bool = False) -> N
     reset_stats : bool
         Also zero the hit/miss/insert/eviction counters (kept by default).
     """
-    lib = library()
     for name in _selected(which):
-        handle = _cache_handle(name)
-        lib.aop_cache_clear(handle)
+        cache = _cache(name)
+        cache.clear()
         if reset_stats:
-            lib.aop_cache_reset_stats(handle)
+            cache.reset_stats()
 
 
 def reset_cache_stats(which: Optional[str] = None) -> None:
     """Zero the counters of the tiling and operator caches (or of one), keeping entries."""
-    lib = library()
     for name in _selected(which):
-        lib.aop_cache_reset_stats(_cache_handle(name))
+        _cache(name).reset_stats()
 
 
 # --- workspace pools -----------------------------------------------------------------------
@@ -410,21 +276,6 @@ class PoolStats(TypedDict):
     live_blocks: int
 
 
-def _pool_dict(s: AopPoolStats) -> PoolStats:
-    return PoolStats(
-        name=_text(s.name),
-        limit_bytes=s.limit_bytes,
-        in_use_bytes=s.in_use_bytes,
-        cached_bytes=s.cached_bytes,
-        peak_bytes=s.peak_bytes,
-        allocations=s.allocations,
-        deallocations=s.deallocations,
-        reuses=s.reuses,
-        acquires=s.acquires,
-        live_blocks=s.live_blocks,
-    )
-
-
 def pool_stats() -> List[PoolStats]:
     """Return the counters of every live workspace pool (the default pool first).
 
@@ -434,20 +285,12 @@ def pool_stats() -> List[PoolStats]:
         One dict per pool: name, limit_bytes, in_use_bytes, cached_bytes, peak_bytes,
         allocations, deallocations, reuses, acquires, live_blocks.
     """
-    lib = library()
-    lib.aop_default_pool()
-    out: List[PoolStats] = []
-    for index in range(lib.aop_pool_registry_size()):
-        s = AopPoolStats()
-        if lib.aop_pool_registry_stats(index, ctypes.byref(s)):
-            out.append(_pool_dict(s))
-    return out
+    return library().pool_stats()
 
 
 def trim_default_pool() -> None:
     """Free every cached (not in use) block of the process-wide CPU workspace pool."""
-    lib = library()
-    lib.aop_pool_trim(lib.aop_default_pool())
+    library().trim_default_pool()
 
 
 # --- platforms -----------------------------------------------------------------------------
@@ -479,30 +322,9 @@ class Platform:
     is_real_device: bool
 
 
-def _platform(p: AopPlatform) -> Platform:
-    return Platform(
-        soc=_text(p.soc),
-        family=_text(p.family),
-        aiv_cores=p.aiv_cores,
-        aic_cores=p.aic_cores,
-        ub_bytes=p.ub_bytes,
-        l1_bytes=p.l1_bytes,
-        l0a_bytes=p.l0a_bytes,
-        l0b_bytes=p.l0b_bytes,
-        l0c_bytes=p.l0c_bytes,
-        is_real_device=bool(p.is_real_device),
-    )
-
-
 def platform_presets() -> List[Platform]:
     """Return every platform preset the library knows (Atlas A2 / A3 parts)."""
-    lib = library()
-    out: List[Platform] = []
-    for index in range(lib.aop_platform_preset_count()):
-        p = AopPlatform()
-        if lib.aop_platform_preset_at(index, ctypes.byref(p)):
-            out.append(_platform(p))
-    return out
+    return [Platform(**fields) for fields in library().platform_presets()]
 
 
 def platform_preset(name: str) -> Platform:
@@ -515,10 +337,7 @@ def platform_preset(name: str) -> Platform:
     """
     if not isinstance(name, str):
         raise TypeError(f"platform_preset: name should be a str, got {type(name).__name__}")
-    p, err = AopPlatform(), AopError()
-    status = library().aop_platform_preset(name.encode(), ctypes.byref(p), ctypes.byref(err))
-    _raise_for(status, err, f"platform_preset({name!r})")
-    return _platform(p)
+    return Platform(**library().platform_preset(name))
 
 
 def current_platform() -> Platform:
@@ -532,10 +351,7 @@ def current_platform() -> Platform:
     ValueError
         If ``$ASCEND_OPS_PLATFORM`` names no preset.
     """
-    p, err = AopPlatform(), AopError()
-    status = library().aop_platform_current(ctypes.byref(p), ctypes.byref(err))
-    _raise_for(status, err, "current_platform()")
-    return _platform(p)
+    return Platform(**library().current_platform())
 
 
 # --- threads (parallel.h) ------------------------------------------------------------------
@@ -543,7 +359,7 @@ def num_threads() -> int:
     """Threads of common's CPU worker pool: ASCEND_OPS_NUM_THREADS, :func:`set_num_threads`, or
     one per hardware thread. (A call through torch runs on torch's pool with
     ``torch.get_num_threads()`` threads unless a count was chosen explicitly.)"""
-    return int(library().aop_num_threads())
+    return library().num_threads()
 
 
 def set_num_threads(n: int) -> None:
@@ -552,7 +368,9 @@ def set_num_threads(n: int) -> None:
     torch's pool for torch calls and one thread per hardware thread otherwise)."""
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"set_num_threads: n should be an int but is {type(n).__name__}")
-    library().aop_set_num_threads(n)
+    if not -(2**31) <= n < 2**31:
+        raise ValueError(f"set_num_threads: n should fit in int32 but is {n}")
+    library().set_num_threads(n)
 
 
 # --- asynchronous errors (async_error.h) ---------------------------------------------------
@@ -565,6 +383,4 @@ def check_errors(synchronize: bool = True) -> None:
     an op used is synchronised first, so every earlier call is covered; without it, only errors
     already known to the host are raised. Returns None when there is no error. The slot holds
     one error (the first); raising it clears it."""
-    err = AopError()
-    status = library().aop_async_error_check(1 if synchronize else 0, ctypes.byref(err))
-    _raise_for(status, err, "check_errors()")
+    library().check_errors(bool(synchronize))
