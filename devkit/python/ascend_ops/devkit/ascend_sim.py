@@ -13,6 +13,9 @@ reads it directly (``.numpy()`` copies it out, after synchronising the stream th
     _core.run_npu_sim(..., stream=s.handle)       # queued, not run
     per_call = sim.counters() - before            # synchronizations, copies, allocations, ...
     s.synchronize(); x.numpy()
+
+Bound with ctypes by hand (a dozen functions of a test-only library): a pybind11 module would give
+this pure-Python package a native build of its own.
 """
 
 from __future__ import annotations
