@@ -141,11 +141,15 @@ def _other_length(count):
 
 
 def _strided_vector(name):
-    """Every other element of a [rows, 2] array, as [rows] or [rows, 1] like c[name]."""
+    """c[name] (1-D, or 2-D after another mutation) as every other element along its last axis of
+    a twice as wide array."""
     def mutate(c, rng):
-        wide, k = guarded((c[name].shape[0], 2), c[name].dtype, rng), choose(rng, [0, 1])
-        strided = wide[:, k:k + 1] if c[name].ndim == 2 else wide[:, k]
-        strided[...] = c[name]
+        a, k = c[name], choose(rng, [0, 1])
+        if a.ndim == 2:
+            strided = guarded((a.shape[0], 2 * a.shape[1]), a.dtype, rng)[:, k::2]
+        else:
+            strided = guarded((a.shape[0], 2), a.dtype, rng)[:, k]
+        strided[...] = a
         c[name] = strided
     return mutate
 
