@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -219,8 +220,12 @@ def make_toy_repo(dest: Path, files: Optional[Dict[str, str]] = None,
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     shutil.copytree(ROOT / "common" / "recipe", dest / "common" / "recipe", dirs_exist_ok=True)
+    set_recipe_context(dest / "common" / "recipe" / "recipe.yaml", name="ascend-op-common", version="0.1.0",
+                       abi="1")
     for op in ["toy_op", *extra_ops]:
         shutil.copytree(first_op_recipe(), dest / "ops" / op / "recipe", dirs_exist_ok=True)
+        set_recipe_context(dest / "ops" / op / "recipe" / "recipe.yaml",
+                           name="ascend-op-" + op.replace("_", "-"), version="0.1.0", op=op)
     (dest / "recipes").mkdir(exist_ok=True)
     shutil.copy2(ROOT / "recipes" / "variants.yaml", dest / "recipes" / "variants.yaml")
     if edit is not None:
@@ -232,6 +237,15 @@ def make_toy_repo(dest: Path, files: Optional[Dict[str, str]] = None,
             git(dest, "config", "user.name", "ci tests")
         commit_all(dest, "toy monorepo")
     return dest
+
+
+def set_recipe_context(recipe: Path, **values: str) -> None:
+    """Set literal entries of a recipe's ``context:`` (a real recipe copied for a toy package)."""
+    text = recipe.read_text(encoding="utf-8")
+    for key, value in values.items():
+        text, n = re.subn(rf"^  {key}: .*$", f'  {key}: "{value}"', text, count=1, flags=re.M)
+        assert n == 1, f"no context entry {key} in {recipe}"
+    recipe.write_text(text, encoding="utf-8")
 
 
 def replace_in(path: Path, old: str, new: str, count: int = 1) -> None:

@@ -11,7 +11,9 @@ from ci_helpers import ROOT, commit_all, git, make_toy_repo, replace_in, run_ci
 
 OP_VERSION = "ops/toy_op/python/ascend_ops/toy_op/_version.py"
 OP_CHANGELOG = "ops/toy_op/CHANGELOG.md"
+OP_RECIPE = "ops/toy_op/recipe/recipe.yaml"
 COMMON_VERSION = "common/include/ascend_ops/version.h"
+COMMON_RECIPE = "common/recipe/recipe.yaml"
 
 
 @pytest.fixture()
@@ -24,8 +26,10 @@ def check(repo, *args):
     return run_ci("check-release", "--root", repo, *args)
 
 
-def bump_op(repo, version="0.1.1", changelog="- Faster.\n"):
+def bump_op(repo, version="0.1.1", changelog="- Faster.\n", recipe=True):
     replace_in(repo / OP_VERSION, '"0.1.0"', f'"{version}"')
+    if recipe:
+        replace_in(repo / OP_RECIPE, 'version: "0.1.0"', f'version: "{version}"')
     if changelog is not None:
         replace_in(repo / OP_CHANGELOG, "## 0.1.0", f"## {version}\n{changelog}\n## 0.1.0")
 
@@ -109,9 +113,21 @@ def test_docs_only_change_needs_no_release(toy):
     assert proc.returncode == 0 and "nothing to release" in proc.stdout
 
 
+def test_bump_without_the_recipe_fails(toy):
+    repo, base = toy
+    touch_op(repo)
+    bump_op(repo, recipe=False)
+    commit_all(repo, "release toy_op 0.1.1, recipe forgotten")
+    proc = check(repo, f"{base}...HEAD")
+    assert proc.returncode == 1
+    assert ("ops/toy_op/recipe/recipe.yaml: context version is '0.1.0', but "
+            "ops/toy_op/python/ascend_ops/toy_op/_version.py says '0.1.1'") in proc.stdout
+
+
 def test_common_patch_asks_only_common(toy):
     repo, base = toy
     replace_in(repo / COMMON_VERSION, '"0.1.0"', '"0.1.1"')
+    replace_in(repo / COMMON_RECIPE, 'version: "0.1.0"', 'version: "0.1.1"')
     replace_in(repo / "common/CHANGELOG.md", "## 0.1.0", "## 0.1.1\n- Fix.\n\n## 0.1.0")
     commit_all(repo, "common 0.1.1")
     proc = check(repo, f"{base}...HEAD", "--json")
@@ -122,6 +138,7 @@ def test_common_patch_asks_only_common(toy):
 def test_common_minor_asks_every_op(toy):
     repo, base = toy
     replace_in(repo / COMMON_VERSION, '"0.1.0"', '"0.2.0"')
+    replace_in(repo / COMMON_RECIPE, 'version: "0.1.0"', 'version: "0.2.0"')
     replace_in(repo / "common/CHANGELOG.md", "## 0.1.0", "## 0.2.0\n- New ABI.\n\n## 0.1.0")
     commit_all(repo, "common 0.2.0")
     proc = check(repo, f"{base}...HEAD", "--json")

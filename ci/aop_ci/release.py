@@ -6,14 +6,15 @@ Range mode (pull requests): for each package whose own files changed in ``BASE..
 1. its version (from its single source) is higher at HEAD than at BASE (a new package counts);
 2. its ``CHANGELOG.md`` has a section for that version (``## 0.1.1``, ``## [0.1.1] - date``,
    ``## v0.1.1``), and the section is not empty;
-3. its tag ``<package>-v<version>`` does not exist yet.
+3. its tag ``<package>-v<version>`` does not exist yet;
+4. its recipe's literal ``context:`` (name, version, an op's name, common's ABI) agrees with it.
 
 When common's version moves past its ``run_exports`` pin (major.minor, ``upper_bound="x.x"`` in
 ``common/recipe/recipe.yaml``), every op's conda package must be rebuilt against it to be
 installable beside it, so every op is asked for a bump too.
 
 Tag mode (the release workflow): ``--tag <package>-v<version>`` checks that the package exists,
-that its single source says that version and that its changelog has the entry; prints the
+that its single source and its recipe say that version and that its changelog has the entry; prints the
 package as JSON (and the changelog section with ``--notes-file``).
 """
 
@@ -29,6 +30,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 from .changed import _split_range, changed_files, compute
+from .recipe import context as recipe_context
 from .repo import ROOT, GitTree, Package, RepoError, Tree, discover, git, parse_tag, read_package
 
 __all__ = ["PIN_PLACES", "changelog_section", "check_range", "check_tag", "main"]
@@ -114,6 +116,7 @@ def _check_package(root: Path, pkg: Package, head: Tree, base_pkg: Optional[Pack
             problems.append(f"{pkg.changelog}: the '## {pkg.version}' section is empty")
     if _tag_exists(root, pkg.tag):
         problems.append(f"tag {pkg.tag} already exists: {pkg.version} is released; bump again")
+    problems += recipe_context.problems(head, pkg)
     return problems
 
 
@@ -168,6 +171,9 @@ def check_tag(root: Path, tag: str, head: str = "HEAD") -> dict:
     pkg = packages[name]
     if pkg.version != version:
         raise RepoError(f"tag {tag}: {pkg.version_file} says {pkg.version}, not {version}")
+    mismatches = recipe_context.problems(tree, pkg)
+    if mismatches:
+        raise RepoError(f"tag {tag}: " + "; ".join(mismatches))
     text = tree.read(pkg.changelog)
     section = changelog_section(text, version) if text is not None else None
     if not section:

@@ -2,8 +2,8 @@
 
 The same call builds on the release runners (real channels, every variant of
 ``recipes/variants.yaml``) and here (the local channels, the CPU variants, this machine's
-compilers): :func:`build`. The recipes read their version source with ``load_from_file``, an
-experimental rattler-build feature, hence ``experimental=True``.
+compilers): :func:`build`. No experimental rattler-build feature: the recipes hold literal
+values (conda-build, which builds the same recipes, enables none).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def _variants(root: Path, overrides: Optional[Dict[str, List[str]]]):
 def _render_config(target_platform: Optional[str] = None, extra: Optional[dict] = None):
     from rattler_build.render import RenderConfig
     from rattler_build.tool_config import PlatformConfig
-    return RenderConfig(platform=PlatformConfig(experimental=True, target_platform=target_platform),
+    return RenderConfig(platform=PlatformConfig(target_platform=target_platform),
                         extra_context=extra)
 
 
