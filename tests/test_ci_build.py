@@ -61,6 +61,24 @@ def test_conda_dry_run_says_what_rattler_build_builds(tmp_path, repo_packages):
     assert "'framework': ['torch']" in line and "conda-forge" in line
 
 
+def test_conda_dry_run_with_conda_build_says_its_command(tmp_path, repo_packages):
+    """The release workflow's builder: conda-build on the same recipe and variants file, the
+    restricted keys in a variants file of their own, stacked after it."""
+    op = next(p for p in repo_packages if p.kind == "op")
+    proc = run_ci("build", "--package", op.name, "--wheels", "no", "--conda", "yes", "--dry-run",
+                  "--builder", "conda-build", "--out", tmp_path / "dist", "--channel", "conda-forge",
+                  "--variant", "framework=torch")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    line = next(x for x in proc.stdout.splitlines() if x.startswith("+ conda-build "))
+    words = line.split()
+    assert words[2] == str(ROOT / op.recipe_dir)
+    variant_files = [words[i + 1] for i, w in enumerate(words) if w == "-m"]
+    assert variant_files[0] == str(ROOT / "recipes" / "variants.yaml")
+    assert (tmp_path / "dist" / "variant-restrict.yaml").read_text() == 'framework: ["torch"]\n'
+    assert variant_files[1] == str(tmp_path / "dist" / "variant-restrict.yaml")
+    assert "-c conda-forge" in line and f"--output-folder {tmp_path / 'dist' / 'conda'}" in line
+
+
 def test_conda_packages_are_built_by_rattler_build(tmp_path):
     """ci/build --conda yes on the toy, against the stand-ins channel ci/recipe-check makes."""
     from aop_ci.recipe import standins

@@ -112,7 +112,9 @@ def test_release_builds_one_package_on_ascend_and_publishes():
     build_runs = "\n".join(s.get("run", "") for s in build["steps"])
     assert "set_env.sh" in build_runs and "npu-smi" in build_runs
     assert '--package "$PACKAGE"' in build_runs and "--conda yes" in build_runs
-    assert "py-rattler-build" in build_runs and "conda-build" not in build_runs
+    # conda-build from the forge builds the recipes (handing them to py-rattler-build)
+    assert "conda install" in build_runs and "conda-build py-rattler-build" in build_runs
+    assert "--builder conda-build" in build_runs
     publish = jobs["publish"]
     assert set(publish["needs"]) == {"resolve", "build"}
     publish_runs = "\n".join(s.get("run", "") for s in publish["steps"])

@@ -4,18 +4,21 @@ Wheels: ``python -m pip wheel <pkg> --no-deps --no-build-isolation`` for each pa
 first, into ``<out>/wheels`` (the running Python must have the build requirements; an op also
 needs ``ascend_ops.common`` importable, which a common wheel built in the same run provides).
 
-Conda packages (``--conda yes``): each package's v1 recipe built by py-rattler-build
-(:func:`aop_ci.recipe.rattler.build`, the call ``ci/recipe-check`` makes too) with every variant
-of ``recipes/variants.yaml`` (``--variant KEY=VALUE`` restricts one key), its tests run, into
+Conda packages (``--conda yes``): each package's v1 recipe built with every variant of
+``recipes/variants.yaml`` (``--variant KEY=VALUE`` restricts one key), its tests run, into
 ``<out>/conda``, which is also the first channel of the build so an op finds the common built
 just before it; the other channels are ``--channel`` (the release runners: conda-forge, mindspore
-and ours). ``--dry-run`` prints what would be built.
+and ours). ``--builder conda-build`` (the release workflow) runs the ``conda-build`` command on
+PATH, which hands the recipe to rattler-build; ``--builder rattler-build`` (the default) calls
+py-rattler-build directly (:func:`aop_ci.recipe.rattler.build`, the call ``ci/recipe-check``
+makes too). The recipes are the same. ``--dry-run`` prints what would be built.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +33,22 @@ __all__ = ["wheel_command", "main"]
 def wheel_command(root: Path, pkg: Package, out: Path, python: str = sys.executable) -> List[str]:
     return [python, "-m", "pip", "wheel", str(root / pkg.dir), "--no-deps",
             "--no-build-isolation", "--wheel-dir", str(out / "wheels")]
+
+
+def conda_build_command(root: Path, pkg: Package, conda_out: Path, channels: Sequence[str],
+                        variants: Dict[str, List[str]]) -> List[str]:
+    """``conda-build`` of one recipe with the channel-wide variants (``variants`` restricts keys,
+    through a variants file of their own, which conda-build stacks after the first)."""
+    cmd = ["conda-build", str(root / pkg.recipe_dir), "-m", str(root / "recipes" / "variants.yaml")]
+    if variants:
+        conda_out.mkdir(parents=True, exist_ok=True)
+        restrict = conda_out.parent / "variant-restrict.yaml"
+        restrict.write_text("".join(f"{k}: {json.dumps(v)}\n" for k, v in variants.items()))
+        cmd += ["-m", str(restrict)]
+    cmd += ["--override-channels", "-c", conda_out.resolve().as_uri()]
+    for channel in channels:
+        cmd += ["-c", channel]
+    return cmd + ["--output-folder", str(conda_out)]
 
 
 def _select(root: Path, args: argparse.Namespace) -> List[Package]:
@@ -80,6 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="channel the conda build solves from (repeatable), e.g. conda-forge")
     p.add_argument("--variant", action="append", default=[], metavar="KEY=VALUE",
                    help="build only this value of a recipes/variants.yaml key (repeatable)")
+    p.add_argument("--builder", choices=("rattler-build", "conda-build"), default="rattler-build",
+                   help="conda packages by py-rattler-build (default) or by the conda-build command "
+                        "on PATH (the release workflow); the same recipes")
     p.add_argument("--env-isolation", choices=("conda-build", "strict"), default="conda-build",
                    help="rattler-build's isolation of the build environment: conda-build's "
                         "(the default: CANN's environment reaches the build on Ascend runners) "
@@ -129,6 +151,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.conda == "yes":
         conda_out = out / "conda"
         for pkg in packages:
+            if args.builder == "conda-build":
+                if _run(conda_build_command(root, pkg, conda_out, args.channel, variants), args.dry_run):
+                    print(f"ci/build: conda-build of {pkg.name} failed", file=sys.stderr)
+                    return 1
+                continue
             print(f"+ rattler-build: {root / pkg.recipe_dir} -m {root / 'recipes/variants.yaml'} "
                   f"{variants or ''} -> {conda_out} (channels: {conda_out}, "
                   f"{', '.join(args.channel) or 'none'})", flush=True)
