@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ci_helpers import make_toy_repo, recipe_check, replace_in
+from ci_helpers import make_toy_repo, recipe_check, replace_in, set_recipe_context
 
 COMMON, OP = "ascend-op-common", "ascend-op-toy-op"
 OP_RECIPE = "ops/toy_op/recipe/recipe.yaml"
@@ -51,9 +51,13 @@ def test_an_undeclared_run_dependency_fails_the_recipe_tests(tmp_path):
 
 
 def test_the_abi_comes_from_version_h(tmp_path):
-    """Bumping AOP_COMMON_ABI in its one source changes common's build string and the ops' pin."""
-    repo = make_toy_repo(tmp_path / "repo", edit=lambda d: replace_in(
-        d / "common/include/ascend_ops/version.h", "AOP_COMMON_ABI 1", "AOP_COMMON_ABI 7"))
+    """Bumping AOP_COMMON_ABI (version.h, and the recipe's literal that ci/check-release keeps
+    equal to it) changes common's build string and the ops' pin."""
+    def bump_abi(d):
+        replace_in(d / "common/include/ascend_ops/version.h", "AOP_COMMON_ABI 1", "AOP_COMMON_ABI 7")
+        set_recipe_context(d / "common/recipe/recipe.yaml", abi="7")
+
+    repo = make_toy_repo(tmp_path / "repo", edit=bump_abi)
     report = recipe_check(repo, tmp_path / "work")
     assert report["returncode"] == 0, report["output"][-4000:]
     data = json.loads((tmp_path / "work" / "channel" / "linux-64" / "repodata.json").read_text())
