@@ -25,6 +25,7 @@ def test_dry_run_builds_common_first(repo_packages):
     assert [line.split(" pip wheel ")[1].split()[0] for line in wheels] == [
         str(ROOT / p.dir) for p in repo_packages]
     assert all("--no-build-isolation" in w and "--no-deps" in w for w in wheels)
+    assert all("cmake.define.AOP_WITH_NPU_SIM=OFF" in w for w in wheels)  # never in a release wheel
 
 
 def test_range_builds_only_the_touched_op(tmp_path):

@@ -31,8 +31,11 @@ __all__ = ["wheel_command", "main"]
 
 
 def wheel_command(root: Path, pkg: Package, out: Path, python: str = sys.executable) -> List[str]:
+    # A release wheel never carries the simulated Ascend runtime: an op's AOP_WITH_NPU_SIM would
+    # otherwise follow the common it builds against, which in CI is ./dev's (built with it).
     return [python, "-m", "pip", "wheel", str(root / pkg.dir), "--no-deps",
-            "--no-build-isolation", "--wheel-dir", str(out / "wheels")]
+            "--no-build-isolation", "--wheel-dir", str(out / "wheels"),
+            "--config-settings=cmake.define.AOP_WITH_NPU_SIM=OFF"]
 
 
 def conda_build_command(root: Path, pkg: Package, conda_out: Path, channels: Sequence[str],
