@@ -33,6 +33,7 @@ inline const char* kind_name(Kind kind) {
     case Kind::kSymInt: return "symint";
     case Kind::kBool: return "bool";
     case Kind::kString: return "str";
+    case Kind::kFloat: return "float";
   }
   return "?";
 }

@@ -19,22 +19,24 @@
 AOP_NAMESPACE_BEGIN
 namespace desc {
 
-enum class Kind { kTensor, kInt, kSymInt, kBool, kString };
+enum class Kind { kTensor, kInt, kSymInt, kBool, kString, kFloat };
 // kWrite: written in place (torch alias annotation (a!), MindSpore RW_WRITE).
 enum class Access { kRead, kWrite };
 
 // One argument's value as a front door hands it over (kNone: None, an absent optional).
 struct Value {
-  enum class Tag { kNone, kTensor, kInt, kBool, kString };
+  enum class Tag { kNone, kTensor, kInt, kBool, kString, kFloat };
   Tag tag = Tag::kNone;
   aop_tensor tensor{};
   int64_t i = 0;
+  double f = 0.0;
   bool b = false;
   std::string s;
 
   static Value none() { return Value{}; }
   static Value of(const aop_tensor& t) { Value v; v.tag = Tag::kTensor; v.tensor = t; return v; }
   static Value of_int(int64_t x) { Value v; v.tag = Tag::kInt; v.i = x; return v; }
+  static Value of_float(double x) { Value v; v.tag = Tag::kFloat; v.f = x; return v; }
   static Value of_bool(bool x) { Value v; v.tag = Tag::kBool; v.b = x; return v; }
   static Value of_string(std::string x) { Value v; v.tag = Tag::kString; v.s = std::move(x); return v; }
   bool is_none() const { return tag == Tag::kNone; }
@@ -47,7 +49,7 @@ struct Param {
   Access access = Access::kRead;
   bool optional = false;         // None allowed (Tensor?, int?)
   bool keyword_only = false;     // after the schema's `*`
-  const char* default_value = nullptr;  // the schema's default ("0", "None", "\"BSND\"", "False"), or required
+  const char* default_value = nullptr;  // the schema's default ("0", "1.0", "None", "\"BSND\"", "False"), or required
   void (*set)(Args&, const Value&) = nullptr;
   // A str argument's accepted values (nullptr-terminated): MindSpore graphs pass its index.
   const char* const* choices = nullptr;
@@ -90,7 +92,7 @@ template <class> constexpr bool kFalse = false;
 }  // namespace detail
 
 // Writes a value into the Args field M: aop_tensor (None: an empty view), std::optional<aop_tensor>,
-// int64_t (None: 0, "not given"), bool, std::string.
+// int64_t (None: 0, "not given"), double or float (None: 0), bool, std::string.
 template <auto M>
 void set_field(typename detail::member<decltype(M)>::cls& args, const Value& v) {
   using F = typename detail::member<decltype(M)>::field;
@@ -100,6 +102,8 @@ void set_field(typename detail::member<decltype(M)>::cls& args, const Value& v) 
     args.*M = v.tag == Value::Tag::kTensor ? std::optional<aop_tensor>(v.tensor) : std::nullopt;
   } else if constexpr (std::is_same_v<F, int64_t>) {
     args.*M = v.tag == Value::Tag::kInt ? v.i : 0;
+  } else if constexpr (std::is_same_v<F, double> || std::is_same_v<F, float>) {
+    args.*M = v.tag == Value::Tag::kFloat ? static_cast<F>(v.f) : F{0};
   } else if constexpr (std::is_same_v<F, bool>) {
     args.*M = v.b;
   } else if constexpr (std::is_same_v<F, std::string>) {
@@ -178,6 +182,7 @@ std::string schema(const char* name, const std::array<Param<Args>, N>& params,
       case Kind::kSymInt: s += "SymInt"; break;
       case Kind::kBool: s += "bool"; break;
       case Kind::kString: s += "str"; break;
+      case Kind::kFloat: s += "float"; break;
     }
     if (p.optional) s += "?";
     s += std::string(" ") + p.name;

@@ -21,13 +21,15 @@ struct Args {
   int64_t count = -1;
   bool flag = false;
   std::string layout;
+  double scale = -1.0;
+  float scale32 = -1.0f;
   aop_tensor out;
 };
 
 using Param = aop::desc::Param<Args>;
 using Output = aop::desc::Output<Args>;
 
-const std::array<Param, 6> kParams{{
+const std::array<Param, 7> kParams{{
     {"x", Kind::kTensor, Access::kRead, false, false, nullptr, &aop::desc::set_field<&Args::x>},
     {"cache", Kind::kTensor, Access::kWrite, true, false, nullptr,
      &aop::desc::set_flagged<&Args::cache, &Args::has_cache>},
@@ -35,6 +37,7 @@ const std::array<Param, 6> kParams{{
     {"lengths", Kind::kTensor, Access::kRead, true, true, "None", &aop::desc::set_field<&Args::lengths>},
     {"layout", Kind::kString, Access::kRead, false, true, "\"BSND\"", &aop::desc::set_field<&Args::layout>},
     {"flag", Kind::kBool, Access::kRead, false, true, "False", &aop::desc::set_field<&Args::flag>},
+    {"scale", Kind::kFloat, Access::kRead, false, true, "1.0", &aop::desc::set_field<&Args::scale>},
 }};
 
 aop_tensor view_of(void* data) {
@@ -52,7 +55,7 @@ TEST(schema_of_in_place_optional_and_keyword_arguments) {
   const std::array<Output, 0> none{};
   CHECK_EQ(aop::desc::schema("op", kParams, none),
            std::string("op(Tensor x, Tensor(a!)? cache, SymInt n, *, Tensor? lengths=None, str layout=\"BSND\", "
-                       "bool flag=False) -> ()"));
+                       "bool flag=False, float scale=1.0) -> ()"));
 }
 
 TEST(schema_names_the_outputs) {
@@ -82,6 +85,26 @@ TEST(setters_write_the_fields) {
   CHECK_EQ(a.layout, std::string("TND"));
   kParams[5].set(a, Value::of_bool(true));
   CHECK(a.flag);
+  kParams[6].set(a, Value::of_float(0.1));
+  CHECK(a.scale == 0.1);  // the very double given
+}
+
+TEST(a_float_value_keeps_its_double_and_fills_float_fields) {
+  const Value v = Value::of_float(0.1);
+  CHECK(v.tag == Value::Tag::kFloat && v.f == 0.1 && !v.is_none());
+  Args a;
+  aop::desc::set_field<&Args::scale32>(a, v);
+  CHECK(a.scale32 == 0.1f);
+  aop::desc::set_field<&Args::scale>(a, Value::of_float(-1e300));
+  CHECK(a.scale == -1e300);
+  aop::desc::set_field<&Args::scale>(a, Value::none());  // float? None
+  CHECK(a.scale == 0.0);
+}
+
+TEST(schema_of_an_optional_float) {
+  const std::array<Param, 1> p{{{"s", Kind::kFloat, Access::kRead, true, false, "None", &aop::desc::set_field<&Args::scale>}}};
+  const std::array<Output, 0> none{};
+  CHECK_EQ(aop::desc::schema("op", p, none), std::string("op(float? s=None) -> ()"));
 }
 
 TEST(an_absent_int_is_zero) {
@@ -94,6 +117,7 @@ TEST(written_marks_in_place_tensors_only) {
   CHECK(!kParams[0].written());
   CHECK(kParams[1].written());
   CHECK(!kParams[2].written() && !kParams[2].is_tensor());
+  CHECK(!kParams[6].written() && !kParams[6].is_tensor());
 }
 
 TEST(param_index_finds_an_argument_by_name) {
