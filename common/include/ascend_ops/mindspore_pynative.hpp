@@ -199,6 +199,8 @@ py::object pynative(const py::args& args, const py::kwargs& kwargs) {
         }
       } else if (param.kind == desc::Kind::kInt || param.kind == desc::Kind::kSymInt) {
         c.values[i] = desc::Value::of_int(py_args::to_int(o, Op::kName, param.name));
+      } else if (param.kind == desc::Kind::kFloat) {
+        c.values[i] = desc::Value::of_float(py_args::to_float(o, Op::kName, param.name));
       } else if (param.kind == desc::Kind::kBool) {
         if (!PyBool_Check(o.ptr())) {
           throw Error(AOP_TYPE_ERROR, std::string(Op::kName) + ": " + param.name + " should be a bool but is " +

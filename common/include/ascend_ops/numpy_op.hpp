@@ -45,6 +45,7 @@ namespace py = pybind11;
 using py_args::Option;
 using py_args::Parsed;
 using py_args::parse;
+using py_args::to_float;
 using py_args::to_int;
 using py_args::type_name;
 
@@ -69,6 +70,7 @@ desc::Value to_value(const desc::Param<Args>& param, const py::object& o, const 
     }
     case desc::Kind::kInt:
     case desc::Kind::kSymInt: return desc::Value::of_int(to_int(o, op, param.name));
+    case desc::Kind::kFloat: return desc::Value::of_float(to_float(o, op, param.name));
     case desc::Kind::kBool:
       if (!PyBool_Check(o.ptr()) && std::string(py::str(py::type::of(o).attr("__name__"))) != "bool_") {
         throw Error(AOP_TYPE_ERROR, std::string(op) + ": " + param.name + " should be a bool but is " + type_name(o));

@@ -39,7 +39,10 @@ inline py::object schema_default(const char* text) {
   if (s == "False") return py::bool_(false);
   if (s == "True") return py::bool_(true);
   if (s.size() >= 2 && s.front() == '"') return py::str(s.substr(1, s.size() - 2));
-  return py::int_(std::stoll(s));
+  size_t used = 0;
+  const long long i = std::stoll(s, &used);
+  if (used == s.size()) return py::int_(i);
+  return py::float_(std::stod(s));  // a float's default: "1.0", "1e-3"
 }
 
 template <class Op>
@@ -113,6 +116,27 @@ inline int64_t to_int(const py::handle& o, const char* op, const char* name) {
                                      value.attr("__str__")().cast<std::string>());
   }
   return static_cast<int64_t>(v);
+}
+
+// A float argument: a Python or NumPy float or integer (what float() takes but a str), not a bool.
+inline double to_float(const py::handle& o, const char* op, const char* name) {
+  const bool numpy_bool = type_name(o) == "bool_" || (type_name(o) == "bool" && !PyBool_Check(o.ptr()));
+  const PyNumberMethods* number = Py_TYPE(o.ptr())->tp_as_number;
+  const bool numeric = PyIndex_Check(o.ptr()) || (number != nullptr && number->nb_float != nullptr);
+  if (PyBool_Check(o.ptr()) || numpy_bool || !numeric) {
+    throw Error(AOP_TYPE_ERROR, std::string(op) + ": " + name + " should be a float but is " + type_name(o));
+  }
+  const double v = PyFloat_AsDouble(o.ptr());
+  if (v == -1.0 && PyErr_Occurred() != nullptr) {
+    const bool overflow = PyErr_ExceptionMatches(PyExc_OverflowError) != 0;  // an int beyond a double's range
+    PyErr_Clear();
+    if (!overflow) {  // an array of more than one element, a failing __float__
+      throw Error(AOP_TYPE_ERROR, std::string(op) + ": " + name + " should be a float but is " + type_name(o));
+    }
+    throw Error(AOP_VALUE_ERROR, std::string(op) + ": " + name + " should fit in a float but is " +
+                                     py::str(o).cast<std::string>());
+  }
+  return v;
 }
 
 }  // namespace py_args

@@ -71,6 +71,9 @@ desc::Value eager_value(const desc::Param<Args>& p, const c10::IValue& v, const 
     case desc::Kind::kSymInt: return desc::Value::of_int(v.toSymInt().expect_int());
     case desc::Kind::kBool: return desc::Value::of_bool(v.toBool());
     case desc::Kind::kString: return desc::Value::of_string(v.toStringRef());
+    // The schema's float: torch hands a Python int over as a double already; a boxed caller may
+    // not. A symbolic float never arrives: torch specialises a float argument (a guard per value).
+    case desc::Kind::kFloat: return desc::Value::of_float(v.isInt() ? static_cast<double>(v.toInt()) : v.toDouble());
   }
   return desc::Value::none();
 }

@@ -28,13 +28,18 @@ class Spec(NamedTuple):
 
 
 def schema_default(text: Optional[str]) -> Any:
-    """A description default (``"0"``, ``"None"``, ``"False"``, ``'"BSND"'``) as its Python value;
-    ``inspect.Parameter.empty`` for a required argument (no default)."""
+    """A description default (``"0"``, ``"1.0"``, ``"None"``, ``"False"``, ``'"BSND"'``) as its Python
+    value; ``inspect.Parameter.empty`` for a required argument (no default)."""
     if text is None:
         return inspect.Parameter.empty
     if text in ("None", "True", "False"):
         return {"None": None, "True": True, "False": False}[text]
-    return text.strip('"') if text.startswith('"') else int(text)
+    if text.startswith('"'):
+        return text.strip('"')
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
 
 
 def no_numpy_options(spec: Spec, backend: Optional[str], dtype: Optional[str]) -> None:
