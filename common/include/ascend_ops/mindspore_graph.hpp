@@ -4,11 +4,13 @@
 //
 // One form for every op, the graph primitive's inputs: each argument in description order (an
 // absent optional tensor as a placeholder, a str as the index of its value in the argument's
-// `choices`, an absent optional int as 0), then `present`, an int whose bit i says argument i
+// `choices`, a float as the int64 of its IEEE-754 double's bits, an absent optional int or float
+// as 0), then `present`, an int whose bit i says argument i
 // is given (read for optional arguments only). Outputs: the op's (an absent optional output is a
 // [0] tensor of its dtype) or, for an op that only writes in place, one int32 [1] (0).
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -56,12 +58,21 @@ std::string choice(const Param& p, int64_t code) {
   return p.choices[code];
 }
 
+// A float as the graph carries it: its double's bits, so that every scalar input stays an int64
+// (what the aot kernel, __infer__ and the Ascend primitive's yaml read) and arrives exactly.
+inline double float_of_bits(int64_t bits) {
+  double x = 0;
+  std::memcpy(&x, &bits, sizeof x);
+  return x;
+}
+
 // A scalar argument's value from the graph's int.
 template <class Op, class Param>
 desc::Value scalar_value(const Param& p, int64_t raw) {
   switch (p.kind) {
     case desc::Kind::kBool: return desc::Value::of_bool(raw != 0);
     case desc::Kind::kString: return desc::Value::of_string(choice<Op>(p, raw));
+    case desc::Kind::kFloat: return desc::Value::of_float(float_of_bits(raw));
     default: return desc::Value::of_int(raw);
   }
 }
@@ -130,7 +141,7 @@ std::vector<std::vector<int64_t>> infer(const std::vector<std::vector<int64_t>>&
   if (!present) unknown += (unknown.empty() ? "" : ", ") + std::string("present");
   if (!unknown.empty()) {
     if (num_outputs<Op>() == 0) return {};
-    graph_fail<Op>(AOP_TYPE_ERROR, unknown + " should be constants of the graph (Python ints)");
+    graph_fail<Op>(AOP_TYPE_ERROR, unknown + " should be constants of the graph (Python scalars)");
   }
   std::vector<desc::Value> values(params.size());
   typename Op::Args args{};

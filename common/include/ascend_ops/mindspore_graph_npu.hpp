@@ -67,7 +67,7 @@ inline aop_tensor kernel_tensor_view(const mindspore::kernel::KernelTensor* t, i
                     to_aop_dtype(t->dtype_id(), op, arg), aop_device{AOP_DEVICE_NPU, device}, op, arg);
 }
 
-// An int scalar input of a KBK kernel (cache_mode, head_num, ...).
+// An int scalar input of a KBK kernel (cache_mode, head_num, a float's bits, ...).
 inline int64_t kernel_int(mindspore::kernel::KernelTensor* t) { return t->GetValueWithCheck<int64_t>(); }
 
 // KernelMod of an op described by `Op`:

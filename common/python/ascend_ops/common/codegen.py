@@ -200,11 +200,13 @@ def ms_py(d: dict, op: str) -> str:
     for i, p in enumerate(params):
         if p["kind"] == "str":
             body.append(f"{p['name']} = _code_{p['name']}({p['name']})")
+        bits = [f"{p['name']} = float_bits({p['name']}, {name!r}, {p['name']!r})"] if p["kind"] == "float" else []
         if not p["optional"]:
+            body += bits
             continue
         placeholder = "ABSENT" if p["kind"] == "tensor" else "0"
-        body += [f"if {p['name']} is None:", f"    {p['name']} = {placeholder}", "else:",
-                 f"    present = present + {1 << i}"]
+        body += [f"if {p['name']} is None:", f"    {p['name']} = {placeholder}", "else:"]
+        body += ["    " + line for line in bits] + [f"    present = present + {1 << i}"]
     body += ["if on_ascend():", f"    primitive = npu_primitive({op!r}, {d['package']!r}, {op + '_npu'!r})",
              "else:", "    primitive = PRIMITIVE"]
     call_items = [p["name"] for p in params] + ["present"]
@@ -238,6 +240,9 @@ MindSpore tensors or Parameters, eagerly (PyNative), inside ``ms.jit`` functions
 GRAPH_MODE Cells (see this module's docstring). Returns: {returns}
 """
     cls = _class_name(name)
+    floats = any(p["kind"] == "float" for p in params)
+    front_imports = "ABSENT, float_bits, primitive_class" if floats else "ABSENT, primitive_class"
+    float_note = ",\n  a float as the int64 of its double's bits, ``float_bits``" if floats else ""
     return (_HEADER.format(op=op) + f'''"""MindSpore front door of {op}: PyNative, ``ms.jit`` and GRAPH_MODE Cells.
 
 :func:`{name}` calls one primitive, :data:`PRIMITIVE` (a :class:`{cls}`, built by
@@ -251,7 +256,7 @@ Parameters) are updated in place, without copies.
   (``asnumpy()``, ``print``) or at ``ascend_ops.common.check_errors()``, whichever comes first.
 - Graph mode: the primitive is an ``ops.Custom`` aot op whose kernel is ``{'aop_' + op + '_aot'}`` in
   the same ``_ms`` library. Its inputs: the arguments in order (an absent optional tensor as
-  :data:`ABSENT`, a str as its code), then ``present`` (bit i: argument i is given). Dtypes and
+  :data:`ABSENT`, a str as its code{float_note}), then ``present`` (bit i: argument i is given). Dtypes and
   shapes are checked when the graph is compiled, with the PyNative exceptions and messages; what
   only the data can tell is found by the kernel when the graph runs, which writes nothing and
   MindSpore raises ``RuntimeError`` whose message carries ours.
@@ -261,7 +266,7 @@ dispatch is Python that graph compilers reject). Device targets (CPU always, Asc
 built): see ``ascend_ops.common.ms_graph``. Import ``mindspore`` before this module.
 """
 from ascend_ops.common.loader import load_native
-from ascend_ops.common.ms_front import ABSENT, primitive_class
+from ascend_ops.common.ms_front import {front_imports}
 from ascend_ops.common.ms_graph import npu_primitive, on_ascend
 
 from ._description import DESCRIPTION
@@ -290,7 +295,8 @@ def ms_yaml(d: dict, op: str) -> str:
     lines = [f"# Generated at build time from ops/{op}/op.h by ascend_ops.common.codegen: the Ascend graph",
              "# primitive in the form of the aot one (ascend_ops/common/ms_front.py).",
              f"{op}_npu:", "  args:"]
-    kinds = {"tensor": "tensor", "int": "int", "symint": "int", "str": "int", "bool": "bool"}
+    # a str is its code, a float its double's bits (ascend_ops/mindspore_graph.hpp)
+    kinds = {"tensor": "tensor", "int": "int", "symint": "int", "str": "int", "bool": "bool", "float": "int"}
     for p in d["params"]:
         lines += [f"    {p['name']}:", f"      dtype: {kinds[p['kind']]}"]
     lines += ["    present:", "      dtype: int"]

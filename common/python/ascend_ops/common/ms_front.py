@@ -3,9 +3,10 @@
 builds one and calls it from its function.
 
 The primitive's form: the op's arguments in order (an absent optional tensor as :data:`ABSENT`, a
-str as the index of its value among the argument's choices, an absent optional int as 0), then
-``present`` (bit i: argument i is given). Its outputs: the op's (an absent optional one is a [0]
-tensor of its dtype), or one int32 ``[1]`` (0) for an op that only writes in place.
+str as the index of its value among the argument's choices, a float as the int64 of its double's
+bits (:func:`float_bits`), an absent optional int or float as 0), then ``present`` (bit i:
+argument i is given). Its outputs: the op's (an absent optional one is a [0] tensor of its
+dtype), or one int32 ``[1]`` (0) for an op that only writes in place.
 
 - Eagerly (PyNative), the primitive calls the ``_ms`` module's PyNative entry with the arguments
   as the user gave them (None, str).
@@ -18,6 +19,7 @@ Import mindspore before this module.
 """
 from __future__ import annotations
 
+import struct
 from typing import Any, Dict, List, Optional
 
 import numpy as np
@@ -26,10 +28,11 @@ import mindspore as ms
 from mindspore import ops
 from mindspore.graph.jit_context import jit_context
 from mindspore.ops import signature as sig
+from mindspore.ops.primitive import constexpr
 
 from .front_door import schema_default
 
-__all__ = ["ABSENT", "primitive_class"]
+__all__ = ["ABSENT", "float_bits", "primitive_class"]
 
 #: The graph placeholder of an absent optional tensor (never read: its ``present`` bit is 0).
 ABSENT = ms.Tensor(np.zeros((1,), np.int32))
@@ -37,6 +40,27 @@ ABSENT = ms.Tensor(np.zeros((1,), np.int32))
 _DTYPES = {"float16": ms.float16, "bfloat16": ms.bfloat16, "float32": ms.float32, "float64": ms.float64,
            "int8": ms.int8, "int16": ms.int16, "int32": ms.int32, "int64": ms.int64, "uint8": ms.uint8,
            "bool": ms.bool_}
+
+
+def _bits_of_float(x: float) -> int:
+    return struct.unpack("=q", struct.pack("=d", x))[0]
+
+
+def _float_of_bits(bits: int) -> float:
+    return struct.unpack("=d", struct.pack("=q", bits))[0]
+
+
+@constexpr
+def float_bits(value: Any, op: str, name: str) -> int:
+    """A float argument as the primitive takes it: the int64 of its double's bits, so that it
+    arrives exactly (``op`` and ``name`` for the errors: PyNative's). A ``constexpr``: a graph
+    computes it when compiled, from the constant the graph holds."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{op}: {name} should be a float but is {type(value).__name__}")
+    try:
+        return _bits_of_float(float(value))
+    except OverflowError:
+        raise ValueError(f"{op}: {name} should fit in a float but is {value}") from None
 
 
 def _dtype_name(dtype: Any) -> str:
@@ -66,6 +90,8 @@ def _trailing_defaults(params: List[dict]) -> List[Any]:
             value = 0  # an absent optional int
         elif isinstance(value, str):
             value = p["choices"].index(value)  # its code
+        elif p["kind"] == "float":
+            value = _bits_of_float(value)
         defaults.insert(0, value)
     present = sum(1 << i for i, p in enumerate(params) if p["kind"] == "tensor" and p["optional"])
     return defaults + [present]
@@ -115,6 +141,7 @@ def primitive_class(class_name: str, native: Any, description: Dict[str, Any]) -
     n = len(params)
     optional_bits = [(i, 1 << i) for i, p in enumerate(params) if p["optional"]]
     str_choices = [(i, p["choices"]) for i, p in enumerate(params) if p["kind"] == "str"]
+    floats = [i for i, p in enumerate(params) if p["kind"] == "float"]
 
     def __call__(self, *args: Any) -> Any:
         if jit_context() is not None:  # traced jit: let MindSpore record the aot primitive
@@ -129,6 +156,9 @@ def primitive_class(class_name: str, native: Any, description: Dict[str, Any]) -
         for i, choices in str_choices:
             code = values[i]
             values[i] = choices[code] if 0 <= code < len(choices) else str(code)
+        for i in floats:
+            if values[i] is not None:
+                values[i] = _float_of_bits(values[i])
         return entry(*values)
 
     defaults = _trailing_defaults(params)
