@@ -8,6 +8,7 @@ themselves are only compile-checked (tests/test_ms_ascend_compile.py), not run o
 from __future__ import annotations
 
 import importlib
+import struct
 
 import numpy as np
 import pytest
@@ -85,7 +86,9 @@ def test_built_calls_the_generated_primitive_with_the_yaml_inputs(op, on_ascend,
         elif p["kind"] == "str":
             assert got == p["choices"].index(given), p["name"]  # its code: the index among the choices
         elif given is None:
-            assert got == 0, p["name"]  # an absent optional int, its present bit off
+            assert got == 0, p["name"]  # an absent optional int or float, its present bit off
+        elif p["kind"] == "float":
+            assert got == struct.unpack("=q", struct.pack("=d", given))[0], p["name"]  # its double's bits
         else:
             assert got == given, p["name"]
     optional_tensors = sum(1 << i for i, p in enumerate(description["params"]) if p["kind"] == "tensor" and p["optional"])

@@ -21,7 +21,7 @@ from ascend_ops.common.registry import installed_ops  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 OPS = [op.name for op in installed_ops()]
-ATTR_KINDS = {"int": "Int", "symint": "Int", "str": "Str", "bool": "Bool"}
+ATTR_KINDS = {"int": "Int", "symint": "Int", "str": "Str", "bool": "Bool", "float": "Float"}
 
 
 def description(op: str) -> dict:

@@ -64,7 +64,7 @@ def register_converter_on_import(package: str, op: str) -> None:
         )
 
 
-_GE_ATTRS = {"int": "Int", "symint": "Int", "str": "Str", "bool": "Bool"}
+_GE_ATTRS = {"int": "Int", "symint": "Int", "str": "Str", "bool": "Bool", "float": "Float"}
 
 
 def register_ge_converter(package: str, ge_op_type: str, *, attrs: Optional[Sequence[str]] = None,

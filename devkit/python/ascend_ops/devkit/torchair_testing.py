@@ -22,7 +22,7 @@ def stand_in_torchair(monkeypatch, package: str) -> Iterator[Dict[str, List]]:
     converter)) and ``torchair.ge.custom_op`` calls (``"custom_op"``: dicts of op_type, args,
     inputs, outputs, attrs and the results returned, one object per output). Only the public
     entries converters use: ``register_fx_node_ge_converter``, ``ge.custom_op``, ``ge.attr.{Int,
-    Str, Bool}`` (each keeps ``.value``)."""
+    Float, Str, Bool}`` (each keeps ``.value``)."""
     calls: Dict[str, List] = {"register": [], "custom_op": []}
     fake = types.ModuleType("torchair")
 
@@ -45,7 +45,7 @@ def stand_in_torchair(monkeypatch, package: str) -> Iterator[Dict[str, List]]:
 
     fake.register_fx_node_ge_converter = register_fx_node_ge_converter
     fake.ge = types.SimpleNamespace(custom_op=custom_op, attr=types.SimpleNamespace(
-        **{kind: type(kind, (Attr,), {}) for kind in ("Int", "Str", "Bool")}))
+        **{kind: type(kind, (Attr,), {}) for kind in ("Int", "Float", "Str", "Bool")}))
     monkeypatch.setitem(sys.modules, "torchair", fake)
     forget_converter(monkeypatch, package)
     yield calls
