@@ -54,7 +54,9 @@ def _float_of_bits(bits: int) -> float:
 def float_bits(value: Any, op: str, name: str) -> int:
     """A float argument as the primitive takes it: the int64 of its double's bits, so that it
     arrives exactly (``op`` and ``name`` for the errors: PyNative's). A ``constexpr``: a graph
-    computes it when compiled, from the constant the graph holds."""
+    computes it when compiled, from the constant the graph holds. MindSpore 2.10 keeps a graph
+    constant's double only for a literal or a Python value within float32's normal range;
+    arithmetic in the graph (``-x``, ``1 / d``) is float32's. Compute a float in Python."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{op}: {name} should be a float but is {type(value).__name__}")
     try:
