@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ascend_ops/config.hpp"
+#include "ascend_ops/error.hpp"
 #include "ascend_ops/tensor.h"
 
 AOP_NAMESPACE_BEGIN
@@ -60,6 +61,8 @@ struct Param {
 
 // An output the op allocates and returns, shaped by Op::output_dims. An optional one (Tensor?)
 // exists only when the bool argument `present_if` is true (or, in `_core`, when it is given).
+// Its dtype is `dtype`, or with `dtype_of` that of a required tensor argument, as the framework
+// has it (torch / MindSpore dtype, the NumPy array's dtype): see output_dtype_param.
 template <class Args>
 struct Output {
   const char* name;
@@ -67,6 +70,7 @@ struct Output {
   const char* present_if;  // nullptr: always
   void (*set)(Args&, const Value&);
   const char* former_keyword = nullptr;  // the name `_core` took the array by before (kept working)
+  const char* dtype_of = nullptr;  // the tensor argument whose dtype the output takes (then dtype is unused)
   bool optional() const { return present_if != nullptr; }
 };
 
@@ -139,6 +143,19 @@ bool output_present(const Output<Args>& out, const std::array<Param<Args>, N>& p
   if (out.present_if == nullptr) return true;
   const int flag = param_index(params, out.present_if);
   return flag >= 0 && values[static_cast<size_t>(flag)].b;
+}
+
+// The index of the argument whose dtype `out` takes, or -1 for an output of a fixed dtype. A
+// dtype_of that names no required tensor argument is a bug of the description (RuntimeError).
+template <class Args, size_t N>
+int output_dtype_param(const Output<Args>& out, const std::array<Param<Args>, N>& params) {
+  if (out.dtype_of == nullptr) return -1;
+  const int i = param_index(params, out.dtype_of);
+  if (i < 0 || !params[static_cast<size_t>(i)].is_tensor() || params[static_cast<size_t>(i)].optional) {
+    throw Error(AOP_RUNTIME_ERROR, std::string("the description of output ") + out.name + ": dtype_of '" +
+                                       out.dtype_of + "' is not a required tensor argument");
+  }
+  return i;
 }
 
 // An output's shape from its Dims (Op::output_dims) and the arguments' shapes, by argument index;

@@ -66,6 +66,24 @@ TEST(schema_names_the_outputs) {
   CHECK(s.size() > tail.size() && s.substr(s.size() - tail.size()) == tail);
 }
 
+TEST(an_output_takes_a_fixed_dtype_or_that_of_a_tensor_argument) {
+  const Output fixed{"idx", AOP_DTYPE_INT32, nullptr, &aop::desc::set_field<&Args::out>};
+  CHECK(fixed.dtype_of == nullptr);  // existing descriptions: a fixed dtype, as before
+  CHECK_EQ(aop::desc::output_dtype_param(fixed, kParams), -1);
+  const Output like_x{"out", AOP_DTYPE_COUNT, nullptr, &aop::desc::set_field<&Args::out>, nullptr, "x"};
+  CHECK_EQ(aop::desc::output_dtype_param(like_x, kParams), 0);
+}
+
+TEST(dtype_of_must_name_a_required_tensor_argument) {
+  for (const char* name : {"no_such", "lengths", "n"}) {  // unknown, an optional tensor, an int
+    const Output bad{"out", AOP_DTYPE_COUNT, nullptr, &aop::desc::ignore<Args>, nullptr, name};
+    CHECK_THROWS_AS(aop::desc::output_dtype_param(bad, kParams), aop::Error, [&](const aop::Error& e) {
+      CHECK_EQ(e.status(), AOP_RUNTIME_ERROR);
+      CHECK(contains(e.what(), name));
+    });
+  }
+}
+
 TEST(setters_write_the_fields) {
   Args a;
   int data[4] = {};
