@@ -38,7 +38,8 @@ inline const char* kind_name(Kind kind) {
   return "?";
 }
 
-// {"name", "package", "doc", "params": [...], "outputs": [...]}
+// {"name", "package", "doc", "params": [...], "outputs": [...]} (an output: name, dtype or dtype_of,
+// present_if)
 template <class Op>
 std::string describe_json() {
   std::string s = "{\"name\": " + json_string(Op::kName) + ", \"package\": " + json_string(Op::kPackage) +
@@ -65,8 +66,12 @@ std::string describe_json() {
   for (const auto& o : Op::outputs()) {
     s += first ? "\n  " : ",\n  ";
     first = false;
-    s += "{\"name\": " + json_string(o.name) + ", \"dtype\": " + json_string(aop_dtype_name(o.dtype)) +
-         ", \"present_if\": " + json_string(o.present_if) + "}";
+    // dtype_of: the argument whose dtype the output takes (checked here, when the op is built);
+    // its "dtype" is then null
+    const bool fixed = output_dtype_param(o, Op::params()) < 0;
+    s += "{\"name\": " + json_string(o.name) +
+         ", \"dtype\": " + json_string(fixed ? aop_dtype_name(o.dtype) : nullptr) +
+         ", \"dtype_of\": " + json_string(o.dtype_of) + ", \"present_if\": " + json_string(o.present_if) + "}";
   }
   return s + "]}\n";
 }
