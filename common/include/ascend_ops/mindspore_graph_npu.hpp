@@ -191,10 +191,15 @@ class GraphFuncImpl : public mindspore::ops::OpFuncImpl {
     return std::make_shared<mindspore::abstract::TupleShape>(out);
   }
   mindspore::TypePtr InferType(const mindspore::PrimitivePtr& /*primitive*/,
-                               const std::vector<mindspore::AbstractBasePtr>& /*in*/) const override {
+                               const std::vector<mindspore::AbstractBasePtr>& in) const override {
     if (num_outputs<Op>() == 0) return std::make_shared<mindspore::TensorType>(mindspore::kInt32);
     mindspore::TypePtrList types;
     for (const auto& o : Op::outputs()) {
+      const int dtype_of = desc::output_dtype_param(o, Op::params());  // then that input's tensor type
+      if (dtype_of >= 0) {
+        types.push_back(in.at(static_cast<size_t>(dtype_of))->GetType()->Clone());
+        continue;
+      }
       types.push_back(std::make_shared<mindspore::TensorType>(mindspore::TypeIdToType(ms_type_of(o.dtype))));
     }
     if (types.size() == 1) return types[0];

@@ -115,6 +115,17 @@ std::function<void()> device_work(const MsCall& c, const std::vector<ms::Tensor>
   };
 }
 
+// The dtype of output o: its own, or that of its dtype_of tensor argument (a required one).
+template <class Op>
+mindspore::TypeId output_type(const MsCall& c, size_t o) {
+  const auto& out = Op::outputs()[o];
+  const int i = desc::output_dtype_param(out, Op::params());
+  if (i < 0) return ms_type_of(out.dtype);
+  size_t t = 0;  // its index among the tensor arguments
+  for (int k = 0; k < i; ++k) t += Op::params()[static_cast<size_t>(k)].is_tensor() ? 1 : 0;
+  return c.tensors[t]->data_type();
+}
+
 // Runs on MindSpore's frontend queue, in program order: the inputs to the device, the outputs'
 // device addresses, the kernel queued as a device task. Returns the outputs.
 template <class Op>
@@ -129,7 +140,7 @@ std::vector<ms::Tensor> enqueue(const std::vector<std::optional<ms::Tensor>>& te
   }
   std::vector<ms::Tensor> outputs;
   for (size_t o = 0; o < c.output_shapes.size(); ++o) {
-    if (c.output_shapes[o]) outputs.emplace_back(ms_type_of(Op::outputs()[o].dtype), *c.output_shapes[o]);
+    if (c.output_shapes[o]) outputs.emplace_back(output_type<Op>(c, o), *c.output_shapes[o]);
   }
   if (!outputs.empty()) ms::TensorAllocate(outputs);  // device addresses; the device task allocates
   mindspore::kernel::pyboost::PyBoostUtils::DispatchRun(

@@ -122,7 +122,9 @@ inline py::dtype numpy_dtype_of(aop_dtype dtype, bool bf16_bits) {
 }
 
 // The outputs of a call: the arrays given by name (checked by the host's validation), else new
-// ones shaped by Op::output_dims after the host's checks of the inputs. Points Args at them.
+// ones shaped by Op::output_dims after the host's checks of the inputs, of the output's dtype or
+// of its dtype_of argument's (the input array's own: ml_dtypes.bfloat16, or uint16 bit patterns
+// read as bfloat16 with dtype="bfloat16", as its output). Points Args at them.
 template <class Op>
 std::vector<py::object> outputs(typename Op::Args& args, const Parsed& p, bool allocate) {
   std::vector<py::object> result;
@@ -153,11 +155,17 @@ std::vector<py::object> outputs(typename Op::Args& args, const Parsed& p, bool a
           }());
         }
         const bool bf16_bits = p.options.contains("dtype") && !p.options["dtype"].cast<std::string>().empty();
-        array = py::array(numpy_dtype_of(out.dtype, bf16_bits), shape);
+        const int dtype_of = desc::output_dtype_param(out, Op::params());
+        array = py::array(dtype_of < 0 ? numpy_dtype_of(out.dtype, bf16_bits)
+                                       : p.params[static_cast<size_t>(dtype_of)].template cast<py::array>().dtype(),
+                          shape);
       } else {
         throw Error(AOP_TYPE_ERROR, std::string(Op::kName) + ": " + out.name + " should be given (a numpy.ndarray)");
       }
-      out.set(args, desc::Value::of(numpy_view(array.cast<py::array>(), Op::kName, out.name, true)));
+      const py::array a = array.cast<py::array>();
+      const std::string as = p.options.contains("dtype") ? p.options["dtype"].cast<std::string>() : "";
+      const bool bits = !as.empty() && a.dtype().kind() == 'u' && a.itemsize() == 2;  // read as to_value reads inputs
+      out.set(args, desc::Value::of(numpy_view(a, Op::kName, out.name, true, bits ? as : "")));
       result.push_back(array);
     }
   } else {

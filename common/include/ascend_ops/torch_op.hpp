@@ -122,8 +122,9 @@ c10::SymInt output_dim(const desc::Dim& d, const c10::ArrayRef<c10::IValue>& in)
   return t.sym_size(at);
 }
 
-// Allocates the outputs (like the first tensor argument, the output's dtype) and points Args at
-// them; the stack values to return (None for an absent optional output).
+// Allocates the outputs (like the first tensor argument, the output's dtype or that of its
+// dtype_of argument) and points Args at them; the stack values to return (None for an absent
+// optional output).
 template <class Op>
 std::vector<c10::IValue> allocate_outputs(typename Op::Args& args, const c10::ArrayRef<c10::IValue>& in,
                                           bool set_views) {
@@ -139,7 +140,10 @@ std::vector<c10::IValue> allocate_outputs(typename Op::Args& args, const c10::Ar
       std::vector<c10::SymInt> shape;
       for (const desc::Dim& d : Op::output_dims(args, o)) shape.push_back(output_dim<Op>(d, in));
       const at::Tensor& like = first_tensor<Op>(in);
-      at::Tensor t = at::empty_symint(shape, like.options().dtype(to_torch_dtype(outputs[o].dtype)));
+      const int dtype_of = desc::output_dtype_param(outputs[o], Op::params());
+      const c10::ScalarType dtype =
+          dtype_of < 0 ? to_torch_dtype(outputs[o].dtype) : in[static_cast<size_t>(dtype_of)].toTensor().scalar_type();
+      at::Tensor t = at::empty_symint(shape, like.options().dtype(dtype));
       if (set_views) outputs[o].set(args, desc::Value::of(to_aop_tensor(t, Access::kWrite, Op::kName, outputs[o].name)));
       result.emplace_back(std::move(t));
     }

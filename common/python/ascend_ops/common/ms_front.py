@@ -78,6 +78,14 @@ def _constant(arg: dict) -> Optional[int]:
     return None
 
 
+def _output_kinds(outputs: List[dict], params: List[dict], dtypes: List[str]) -> List[Any]:
+    """Each output's MindSpore dtype: its own, or that of its ``dtype_of`` argument (``dtypes``:
+    the arguments' dtype names, by position)."""
+    names = [p["name"] for p in params]
+    return [_DTYPES[dtypes[names.index(o["dtype_of"])]] if o.get("dtype_of") else _DTYPES[o["dtype"]]
+            for o in outputs]
+
+
 def _trailing_defaults(params: List[dict]) -> List[Any]:
     """The primitive's defaults, for its trailing scalar arguments and ``present``: a scalar's
     schema default (None: 0, a str: its code) and ``present`` with every optional tensor given
@@ -110,8 +118,9 @@ def primitive_class(class_name: str, native: Any, description: Dict[str, Any]) -
     def __init__(self) -> None:
         if outputs:
             out_shape = (lambda *shapes: tuple((1,) for _ in outputs)) if len(outputs) > 1 else (lambda *shapes: (1,))
-            kinds = tuple(_DTYPES[o["dtype"]] for o in outputs)
-            out_dtype = (lambda *dtypes: kinds) if len(outputs) > 1 else (lambda *dtypes: kinds[0])
+            def out_dtype(*dtypes: Any) -> Any:
+                kinds = _output_kinds(outputs, params, [_dtype_name(d) for d in dtypes])
+                return tuple(kinds) if len(outputs) > 1 else kinds[0]
         else:
             out_shape, out_dtype = (lambda *shapes: (1,)), (lambda *dtypes: ms.int32)
         ops.Custom.__init__(self, func=f"{native.__file__}:{native.AOT_SYMBOL}", out_shape=out_shape,
@@ -135,7 +144,7 @@ def primitive_class(class_name: str, native: Any, description: Dict[str, Any]) -
         shapes_out = native.infer(shapes, dtypes, scalars, _constant(args[-1]))
         if not outputs or not shapes_out:
             return ops.Custom.__infer__(self, *args)
-        kinds = [_DTYPES[o["dtype"]] for o in outputs]
+        kinds = _output_kinds(outputs, params, dtypes)
         if len(outputs) == 1:
             return {"shape": tuple(shapes_out[0]), "dtype": kinds[0], "value": None}
         return {"shape": tuple(tuple(s) for s in shapes_out), "dtype": tuple(kinds), "value": None}
