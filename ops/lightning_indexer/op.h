@@ -44,10 +44,16 @@ actual_seq_lengths_key : [B] int32 / int64. PA_BSND (required) and BSND (default
     batch's act_s2. TND (required): cumulative ends.
 block_table : [B, max_blocks] int32 / int64, PA_BSND only: logical key j of batch b is
     key[block_table[b][j // block_size], j % block_size].
+cmp_residual_k : [B] int32 / int64, only with cmp_ratio > 1 (required under sparse_mode 3):
+    each batch's original (uncompressed) key length mod cmp_ratio, in [0, cmp_ratio).
 layout_query, layout_key : see above.
 sparse_count : 1 <= K <= 8192.
 sparse_mode : 0 (every key j < act_s2 visible) or 3 (causal, aligned to the end:
-    j <= act_s2 - act_s1 + r).
+    j <= act_s2 - act_s1 + p for query row p; with cmp_ratio r > 1,
+    j < floor((act_s2 * r + cmp_residual_k[b] - act_s1 + p + 1) / r)).
+cmp_ratio : 1 <= r <= 128 (default 1): keys are compressed rows of r tokens each (DeepSeek-V4's
+    compressed indexer keys); act_s2 and the returned indices count compressed rows.
+    sparse_mode 0 ignores it.
 return_value : also return the scores.
 
 Returns
@@ -70,11 +76,11 @@ TypeError, ValueError, IndexError naming the argument, the expected and the actu
   // The layout names in Layout's order (a MindSpore graph passes the index); the host refuses
   // PA_BSND for the query.
   static constexpr const char* kLayouts[] = {"BSND", "TND", "PA_BSND", nullptr};
-  static const std::array<desc::Param<Args>, 11>& params() {
+  static const std::array<desc::Param<Args>, 13>& params() {
     using desc::Access;
     using desc::Kind;
     constexpr Access in = Access::kRead;
-    static const std::array<desc::Param<Args>, 11> p{{
+    static const std::array<desc::Param<Args>, 13> p{{
         {"query", Kind::kTensor, in, false, false, nullptr, &desc::set_field<&Args::query>},
         {"key", Kind::kTensor, in, false, false, nullptr, &desc::set_field<&Args::key>},
         {"weights", Kind::kTensor, in, false, false, nullptr, &desc::set_field<&Args::weights>},
@@ -83,10 +89,12 @@ TypeError, ValueError, IndexError naming the argument, the expected and the actu
         {"actual_seq_lengths_key", Kind::kTensor, in, true, true, "None",
          &desc::set_field<&Args::actual_seq_lengths_key>},
         {"block_table", Kind::kTensor, in, true, true, "None", &desc::set_field<&Args::block_table>},
+        {"cmp_residual_k", Kind::kTensor, in, true, true, "None", &desc::set_field<&Args::cmp_residual_k>},
         {"layout_query", Kind::kString, in, false, true, "\"BSND\"", &set_layout_query, kLayouts},
         {"layout_key", Kind::kString, in, false, true, "\"PA_BSND\"", &set_layout_key, kLayouts},
         {"sparse_count", Kind::kInt, in, false, true, "2048", &desc::set_field<&Args::sparse_count>},
         {"sparse_mode", Kind::kInt, in, false, true, "3", &desc::set_field<&Args::sparse_mode>},
+        {"cmp_ratio", Kind::kInt, in, false, true, "1", &desc::set_field<&Args::cmp_ratio>},
         {"return_value", Kind::kBool, in, false, true, "False", &desc::ignore<Args>},
     }};
     return p;
@@ -133,7 +141,7 @@ TypeError, ValueError, IndexError naming the argument, the expected and the actu
   static size_t workspace_bytes(const Tiling& t) { return kernel_workspace_bytes(t); }
   static aop::Error kernel_error(const int64_t record[kLiCheckWords]) { return lightning_indexer::kernel_error(record); }
 
-  static std::array<launch::GmTensor, 8> gm_tensors(const Prepared& p) {
+  static std::array<launch::GmTensor, 9> gm_tensors(const Prepared& p) {
     using launch::GmRole;
     const Args& a = p.args;
     const auto optional = [](const std::optional<aop_tensor>& t, const char* name, GmRole role) {
@@ -145,6 +153,7 @@ TypeError, ValueError, IndexError naming the argument, the expected and the actu
             optional(a.actual_seq_lengths_query, "actual_seq_lengths_query", GmRole::kInput),
             optional(a.actual_seq_lengths_key, "actual_seq_lengths_key", GmRole::kInput),
             optional(a.block_table, "block_table", GmRole::kInput),
+            optional(a.cmp_residual_k, "cmp_residual_k", GmRole::kInput),
             launch::gm(a.sparse_indices, "sparse_indices", GmRole::kOutput),
             optional(a.sparse_values, "sparse_values", GmRole::kOutput)};
   }

@@ -116,7 +116,8 @@ struct Batch {
   int64_t q_begin;  // first query row (flat row index of query / weights / outputs)
   int64_t q_len;    // act_s1
   int64_t k_begin;  // first key row (BSND / TND), 0 for PA_BSND
-  int64_t k_len;    // act_s2
+  int64_t k_len;    // act_s2 (compressed rows when cmp_ratio > 1)
+  int64_t residual; // cmp_residual_k[b] (0 when absent)
 };
 
 std::vector<Batch> batches(const Args& a, const Dims& d) {
@@ -133,6 +134,7 @@ std::vector<Batch> batches(const Args& a, const Dims& d) {
       x.q_begin = b * d.q_rows;
       x.q_len = a.actual_seq_lengths_query ? read_index(*a.actual_seq_lengths_query, b) : d.q_rows;
     }
+    x.residual = a.cmp_residual_k ? read_index(*a.cmp_residual_k, b) : 0;
     switch (a.layout_key) {
       case Layout::kTND: {
         const int64_t end = read_index(*a.actual_seq_lengths_key, b);
@@ -155,9 +157,8 @@ std::vector<Batch> batches(const Args& a, const Dims& d) {
 }
 
 // Keys visible to row r (0-based within its batch): [0, limit).
-inline int64_t visible_limit(int64_t mode, const Batch& b, int64_t r) {
-  if (mode == 0) return b.k_len;
-  return std::clamp<int64_t>(b.k_len - b.q_len + r + 1, 0, b.k_len);
+inline int64_t visible_limit(const Args& a, const Batch& b, int64_t r) {
+  return LiVisibleKeys(a.sparse_mode, b.q_len, b.k_len, r, a.cmp_ratio, b.residual);
 }
 
 struct Group {  // one (batch, key head, block of rows); its items are [first_item, first_item + items)
@@ -210,7 +211,7 @@ void run_cpu(const Args& a) {
     for (int64_t g = 0; g < N2; ++g) {
       for (int64_t r0 = 0; r0 < x.q_len; r0 += plan.row_block) {
         const int64_t r1 = std::min(x.q_len, r0 + plan.row_block);
-        const int64_t extent = visible_limit(a.sparse_mode, x, r1 - 1);  // the last row sees the most
+        const int64_t extent = visible_limit(a, x, r1 - 1);  // the last row sees the most
         Group grp{b, g, r0, r1, static_cast<int64_t>(items.size()), 0};
         for (int64_t k0 = 0; k0 < extent; k0 += plan.key_chunk) {
           items.push_back(Item{static_cast<int64_t>(groups.size()), k0, std::min(extent, k0 + plan.key_chunk), -1});
@@ -330,7 +331,7 @@ void run_cpu(const Args& a) {
         // are contiguous; pad columns are zero.
         if (!score_keys) transpose_to_float(dtype, rows_ptr.data(), n, D, kt.data(), KT);
         for (int64_t r = 0; r < rows; ++r) {
-          const int64_t limit = std::min(visible_limit(a.sparse_mode, x, grp.row_begin + r), item.key_end);
+          const int64_t limit = std::min(visible_limit(a, x, grp.row_begin + r), item.key_end);
           if (limit <= t0) continue;
           const int64_t count = std::min(n, limit - t0);
           if (score_keys) {

@@ -14,6 +14,7 @@
 #include "ascend_ops/platform.h"
 #include "ascend_ops/tensor.h"
 #include "kernel/lightning_indexer_tiling.h"
+#include "kernel/lightning_indexer_visibility.h"
 
 namespace aop::lightning_indexer {
 
@@ -33,10 +34,12 @@ struct Args {
   std::optional<aop_tensor> actual_seq_lengths_query;  // [B] int32/int64: lengths (BSND), cumulative ends (TND)
   std::optional<aop_tensor> actual_seq_lengths_key;    // [B] int32/int64: lengths (PA_BSND, BSND), cumulative ends (TND)
   std::optional<aop_tensor> block_table;               // [B, max_blocks] int32/int64 (PA_BSND only)
+  std::optional<aop_tensor> cmp_residual_k;            // [B] int32/int64: original key length mod cmp_ratio
   Layout layout_query = Layout::kBSND;
   Layout layout_key = Layout::kPA_BSND;
   int64_t sparse_count = 2048;
   int64_t sparse_mode = 3;
+  int64_t cmp_ratio = 1;  // keys are compressed rows of cmp_ratio tokens (kernel/lightning_indexer_visibility.h)
   aop_tensor sparse_indices;                  // out: [B, S1, N2, K] | [T1, N2, K] int32, contiguous
   std::optional<aop_tensor> sparse_values;    // out: the same shape, float32, contiguous
 };
@@ -58,15 +61,17 @@ struct Dims {
 // shapes alone; call after validate(). Used by every adapter that allocates the outputs.
 std::vector<int64_t> output_shape(const Args& args);
 
-// Checks layouts, dtypes, ranks, shapes, devices, strides, sparse_count and sparse_mode;
+// Checks layouts, dtypes, ranks, shapes, devices, strides, sparse_count, sparse_mode, cmp_ratio
+// and whether cmp_residual_k is given as cmp_ratio and sparse_mode require;
 // throws aop::Error (TypeError or ValueError) naming the argument, the expected and the
 // actual value. Reads no data; the outputs may be absent (data nullptr, ndim 0) when only the
 // inputs are checked (Meta, Graph-mode compile time): set check_outputs=false.
 Dims validate(const Args& args, bool check_outputs = true);
 
-// Reads the lengths and the block table: lengths within the key / query tensors and the
-// block table, cumulative ends non-decreasing, block ids in [0, num_blocks) for every block a
-// batch uses. Throws ValueError / IndexError. Needs host-readable memory.
+// Reads the lengths, the block table and the residuals: lengths within the key / query tensors
+// and the block table, cumulative ends non-decreasing, block ids in [0, num_blocks) for every
+// block a batch uses, cmp_residual_k in [0, cmp_ratio). Throws ValueError / IndexError. Needs
+// host-readable memory.
 void check_data(const Args& args, const Dims& dims);
 
 // The exception check_data raises for the same input, from an error record the kernel wrote

@@ -202,6 +202,8 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
   t.lengths_k = index_bytes(a.actual_seq_lengths_key);
   t.table_bytes = index_bytes(a.block_table);
   t.has_values = a.sparse_values ? 1 : 0;
+  t.cmp_ratio = static_cast<int32_t>(a.cmp_ratio);
+  t.residual_bytes = index_bytes(a.cmp_residual_k);
 
   const int64_t elem = static_cast<int64_t>(aop_dtype_size(a.query.dtype));
   const int64_t weight_bytes = static_cast<int64_t>(aop_dtype_size(a.weights.dtype));
@@ -356,6 +358,8 @@ LightningIndexerTiling kernel_tiling(const Args& a, const Dims& d, const aop_pla
       .add_int(a.actual_seq_lengths_key ? static_cast<int64_t>(a.actual_seq_lengths_key->dtype) : -1)
       .add_int(a.block_table ? static_cast<int64_t>(a.block_table->dtype) : -1)
       .add_int(a.sparse_values ? 1 : 0)
+      .add_int(a.cmp_ratio)
+      .add_int(a.cmp_residual_k ? static_cast<int64_t>(a.cmp_residual_k->dtype) : -1)
       .add_platform(platform);
   return tiling_cache().get_or_compute_pod<LightningIndexerTiling>(key, [&] { return compute_kernel(a, d, platform); });
 }

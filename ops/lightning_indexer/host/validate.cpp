@@ -115,6 +115,9 @@ Dims validate(const Args& a, bool check_outputs) {
   if (a.sparse_count < 1 || a.sparse_count > kMaxSparseCount) {
     fail(AOP_VALUE_ERROR, "sparse_count should be in [1, " + s(kMaxSparseCount) + "] but is " + s(a.sparse_count));
   }
+  if (a.cmp_ratio < 1 || a.cmp_ratio > kLiMaxCmpRatio) {
+    fail(AOP_VALUE_ERROR, "cmp_ratio should be in [1, " + s(kLiMaxCmpRatio) + "] but is " + s(a.cmp_ratio));
+  }
 
   const aop_dtype dtype = a.query.dtype;
   if (dtype != AOP_DTYPE_FLOAT16 && dtype != AOP_DTYPE_BFLOAT16 && dtype != AOP_DTYPE_FLOAT32) {
@@ -203,6 +206,15 @@ Dims validate(const Args& a, bool check_outputs) {
     fail(AOP_VALUE_ERROR, std::string("block_table is only for layout_key 'PA_BSND' but layout_key is '") +
                               layout_name(a.layout_key) + "'");
   }
+  // cmp_residual_k: the original key lengths mod cmp_ratio; only with compressed keys, and needed
+  // by the causal rule (sparse_mode 3) there.
+  if (a.cmp_residual_k && a.cmp_ratio == 1) {
+    fail(AOP_VALUE_ERROR, "cmp_residual_k is only for cmp_ratio > 1 (compressed keys) but cmp_ratio is 1: pass None");
+  }
+  expect_lengths("cmp_residual_k", a.cmp_residual_k, a.cmp_ratio > 1 && a.sparse_mode == 3, d.batch,
+                 ("with cmp_ratio " + s(a.cmp_ratio) +
+                  " > 1 and sparse_mode 3 it holds each batch's original key length mod cmp_ratio [B]").c_str(),
+                 a.query);
   const std::string k_layout = std::string(layout_name(a.layout_key)) + " key";
   expect_dim("key", k, -1, d.head_dim, k_layout, "D (from query)");
   d.heads_k = k.dim(-2);
@@ -282,6 +294,12 @@ void check_data(const Args& a, const Dims& d) {
       }
     }
   }
+  if (a.cmp_residual_k) {  // last: a phase of its own in the kernel too
+    for (int64_t b = 0; b < d.batch; ++b) {
+      const int64_t v = read_index(*a.cmp_residual_k, b);
+      if (!LiResidualValid(v, a.cmp_ratio)) fail_record(kLiResidualOutOfRange, b, v, a.cmp_ratio, 0);
+    }
+  }
 }
 
 aop::Error kernel_error(const int64_t record[kLiCheckWords]) {
@@ -312,6 +330,11 @@ aop::Error kernel_error(const int64_t record[kLiCheckWords]) {
     return aop::Error(AOP_INDEX_ERROR, message("block_table[" + s(b) + "][" + s(aux) + "] = " + s(v) +
                                                " is out of range: key has " + s(num_blocks) + " blocks (batch " +
                                                s(b) + " uses " + s(used) + " blocks for " + s(len) + " keys)"));
+  }
+  if (code == kLiResidualOutOfRange) {
+    return aop::Error(AOP_VALUE_ERROR, message("cmp_residual_k[" + s(b) + "] = " + s(v) +
+                                               " is out of range: it should be in [0, cmp_ratio = " + s(aux) +
+                                               ") (the batch's original key length mod cmp_ratio)"));
   }
   return aop::Error(AOP_RUNTIME_ERROR, message("internal: unknown kernel error code " + s(code)));
 }

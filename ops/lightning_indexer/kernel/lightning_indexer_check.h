@@ -13,7 +13,9 @@ namespace check = aop_kernel::check;
 
 // The check phase of lightning_indexer (the host's check_data, in its order): the batches are split
 // evenly over the launch's 2 * block_dim AIVs; each AIV checks its batches' query lengths, then
-// their key lengths, then the block ids they use, and publishes its first error (or none). Then
+// their key lengths, then the block ids they use, then their cmp_residual_k entries (in
+// [0, cmp_ratio): the shared rule, lightning_indexer_visibility.h), and publishes its first error
+// (or none). Then
 // SyncAll<true> (the AIVs): every AIV reads every slot by one DMA; AIV 0 of each group writes the
 // verdict into the group's verdict line (after the 2 * block_dim slots) and both AIVs set
 // kVerdictReady (mode 2). The AIC does not wait here: it starts its first key block meanwhile and
@@ -21,8 +23,8 @@ namespace check = aop_kernel::check;
 class DataCheck {
  public:
   // AIV: true when no AIV found an error; AIV 0 records the first one. AIC: true (CubeVerdict).
-  __aicore__ inline bool Run(GM_ADDR lengths_q, GM_ADDR lengths_k, GM_ADDR block_table, GM_ADDR workspace,
-                             GM_ADDR error_record, const LightningIndexerTiling& t) {
+  __aicore__ inline bool Run(GM_ADDR lengths_q, GM_ADDR lengths_k, GM_ADDR block_table, GM_ADDR residual,
+                             GM_ADDR workspace, GM_ADDR error_record, const LightningIndexerTiling& t) {
     const int64_t checkers = 2 * static_cast<int64_t>(t.block_dim);  // MIX 1:2
     int64_t first = -1, first_phase = 0;
     if ASCEND_IS_AIV {
@@ -39,6 +41,7 @@ class DataCheck {
       int64_t record[check::kWords] = {kLiOk, 0, 0, 0, 0, 0, 0, 0};
       lengths_q_.Init(lengths_q, t.lengths_q);
       lengths_k_.Init(lengths_k, t.lengths_k);
+      residual_.Init(residual, t.residual_bytes);
       table_.SetGlobalBuffer((__gm__ uint8_t*)block_table);
       if (lengths_q_.Present()) {
         Lengths(lengths_q_, b0, b1, t.layout_query == 1, t.q_rows, t.layout_query, kLiLenQNegative, record);
@@ -48,6 +51,7 @@ class DataCheck {
         Lengths(lengths_k_, b0, b1, t.layout_key == 1, limit, t.layout_key, kLiLenKNegative, record);
       }
       if (record[0] == kLiOk && t.layout_key == 2) BlockIds(t, b0, b1, record);
+      if (record[0] == kLiOk && residual_.Present()) Residuals(t, b0, b1, record);
       check::Publish(workspace, me, record);
       AscendC::SyncAll<true>();
       // Every slot into UB by one DMA (after the table's last scalar reads).
@@ -72,11 +76,11 @@ class DataCheck {
   }
 
  private:
-  // Whether core c's verdict `code` is the first error so far: the earliest phase, then the
-  // lowest core (= batch).
+  // Whether core c's verdict `code` is the first error so far: the earliest phase (query lengths,
+  // key lengths, block ids, residuals), then the lowest core (= batch).
   __aicore__ inline static void Earliest(int64_t code, int64_t c, int64_t& first, int64_t& first_phase) {
     if (code == kLiOk) return;
-    const int64_t phase = (code - kLiLenQNegative) / 3;
+    const int64_t phase = code == kLiResidualOutOfRange ? 3 : (code - kLiLenQNegative) / 3;
     if (first < 0 || phase < first_phase) {
       first = c;
       first_phase = phase;
@@ -118,6 +122,14 @@ class DataCheck {
     }
   }
 
+  // cmp_residual_k[b] in [0, cmp_ratio) for batches [b0, b1).
+  __aicore__ inline void Residuals(const LightningIndexerTiling& t, int64_t b0, int64_t b1, int64_t* record) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const int64_t v = residual_.Get(b);
+      if (!LiResidualValid(v, t.cmp_ratio)) return Fail(record, kLiResidualOutOfRange, b, v, t.cmp_ratio, 0);
+    }
+  }
+
   __aicore__ inline void Fail(int64_t* record, int64_t code, int64_t b, int64_t value, int64_t aux, int64_t c4) {
     record[0] = code;
     record[1] = b;
@@ -137,7 +149,7 @@ class DataCheck {
   }
 
   static constexpr int64_t kTableChunk = 2048;  // block-table entries per DMA
-  IndexTensor lengths_q_, lengths_k_;
+  IndexTensor lengths_q_, lengths_k_, residual_;
   AscendC::GlobalTensor<uint8_t> table_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> buf_;
   AscendC::TPipe* pipe_ = nullptr;

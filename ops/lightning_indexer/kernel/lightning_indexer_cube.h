@@ -23,11 +23,11 @@ template <typename T>
 class Cube {
  public:
   __aicore__ inline void Init(GM_ADDR query, GM_ADDR key, GM_ADDR lengths_q, GM_ADDR lengths_k, GM_ADDR block_table,
-                              GM_ADDR check_lines, GM_ADDR workspace, const LightningIndexerTiling& tiling) {
+                              GM_ADDR residual, GM_ADDR check_lines, GM_ADDR workspace, const LightningIndexerTiling& tiling) {
     t_ = tiling;
     verdict_.Init(check_lines, t_.block_dim);
     const int64_t group = AscendC::GetBlockIdx();
-    work_.Init(t_, lengths_q, lengths_k, group);
+    work_.Init(t_, lengths_q, lengths_k, residual, group);
     table_.Init(block_table, t_.table_bytes);
     q_total_ = t_.layout_query == 1 ? t_.q_rows : t_.batch * t_.q_rows;
     key_total_ = t_.layout_key == 0 ? t_.batch * t_.key_rows : t_.key_rows;

@@ -26,22 +26,22 @@ namespace {
 
 template <typename T, typename W>
 __aicore__ inline void Run(GM_ADDR query, GM_ADDR key, GM_ADDR weights, GM_ADDR lengths_q, GM_ADDR lengths_k,
-                           GM_ADDR block_table, GM_ADDR sparse_indices, GM_ADDR sparse_values, GM_ADDR workspace,
-                           GM_ADDR error_record, const LightningIndexerTiling& tiling) {
+                           GM_ADDR block_table, GM_ADDR residual, GM_ADDR sparse_indices, GM_ADDR sparse_values,
+                           GM_ADDR workspace, GM_ADDR error_record, const LightningIndexerTiling& tiling) {
   {
     lightning_indexer::DataCheck check;  // the AIVs' check phase; the AIC learns the verdict in Cube
-    if (!check.Run(lengths_q, lengths_k, block_table, workspace, error_record, tiling)) return;
+    if (!check.Run(lengths_q, lengths_k, block_table, residual, workspace, error_record, tiling)) return;
   }
   GM_ADDR check_lines = workspace;
   workspace += 3 * tiling.block_dim * lightning_indexer::check::kWords * sizeof(int64_t);  // past the check lines
   if ASCEND_IS_AIC {
     lightning_indexer::Cube<T> cube;
-    cube.Init(query, key, lengths_q, lengths_k, block_table, check_lines, workspace, tiling);
+    cube.Init(query, key, lengths_q, lengths_k, block_table, residual, check_lines, workspace, tiling);
     cube.Process();
   }
   if ASCEND_IS_AIV {
     lightning_indexer::Vector<W> vec;
-    vec.Init(weights, lengths_q, lengths_k, sparse_indices, sparse_values, workspace, tiling);
+    vec.Init(weights, lengths_q, lengths_k, residual, sparse_indices, sparse_values, workspace, tiling);
     vec.Process();
   }
 }
@@ -52,6 +52,7 @@ __aicore__ inline void Run(GM_ADDR query, GM_ADDR key, GM_ADDR weights, GM_ADDR 
 // key:            [num_blocks, block_size, 1, D] | [B, S2, 1, D] | [T2, 1, D]   query's dtype
 // weights:        [B, S1, N1] | [T1, N1]                            query's dtype or float32
 // lengths_q/k:    [B] int32 / int64 (may be absent: nullptr)        block_table: [B, max_blocks]
+// residual:       cmp_residual_k [B] int32 / int64 (may be absent: nullptr): original key length mod cmp_ratio
 // sparse_indices: [B, S1, 1, K] | [T1, 1, K] int32                  sparse_values: same, float32 (or nullptr)
 // workspace:      [2 * block_dim] 64-byte check slots, [block_dim] 64-byte verdict lines, then
 //                 [block_dim, 2, m_pad * block_pad] float32 (2 score
@@ -59,25 +60,26 @@ __aicore__ inline void Run(GM_ADDR query, GM_ADDR key, GM_ADDR weights, GM_ADDR 
 // error_record:   64 bytes, 8 int64 (kernel/lightning_indexer_tiling.h), written only on an error
 extern "C" __global__ __aicore__ void lightning_indexer_kernel(GM_ADDR query, GM_ADDR key, GM_ADDR weights,
                                                                GM_ADDR lengths_q, GM_ADDR lengths_k,
-                                                               GM_ADDR block_table, GM_ADDR sparse_indices,
+                                                               GM_ADDR block_table, GM_ADDR residual,
+                                                               GM_ADDR sparse_indices,
                                                                GM_ADDR sparse_values, GM_ADDR workspace,
                                                                GM_ADDR error_record, GM_ADDR tiling_gm) {
   KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIC_1_2);
   const LightningIndexerTiling tiling = aop_kernel::LoadTiling<LightningIndexerTiling>(tiling_gm);
   if (tiling.dtype == 1) {
     if (tiling.weights_float) {
-      Run<bfloat16_t, float>(query, key, weights, lengths_q, lengths_k, block_table, sparse_indices, sparse_values,
-                             workspace, error_record, tiling);
+      Run<bfloat16_t, float>(query, key, weights, lengths_q, lengths_k, block_table, residual, sparse_indices,
+                             sparse_values, workspace, error_record, tiling);
     } else {
-      Run<bfloat16_t, bfloat16_t>(query, key, weights, lengths_q, lengths_k, block_table, sparse_indices,
+      Run<bfloat16_t, bfloat16_t>(query, key, weights, lengths_q, lengths_k, block_table, residual, sparse_indices,
                                   sparse_values, workspace, error_record, tiling);
     }
   } else {
     if (tiling.weights_float) {
-      Run<half, float>(query, key, weights, lengths_q, lengths_k, block_table, sparse_indices, sparse_values,
+      Run<half, float>(query, key, weights, lengths_q, lengths_k, block_table, residual, sparse_indices, sparse_values,
                        workspace, error_record, tiling);
     } else {
-      Run<half, half>(query, key, weights, lengths_q, lengths_k, block_table, sparse_indices, sparse_values,
+      Run<half, half>(query, key, weights, lengths_q, lengths_k, block_table, residual, sparse_indices, sparse_values,
                       workspace, error_record, tiling);
     }
   }
@@ -92,10 +94,11 @@ extern "C" __global__ __aicore__ void lightning_indexer_kernel(GM_ADDR query, GM
 
 extern "C" void lightning_indexer_launch(uint32_t block_dim, void* stream, uint8_t* query, uint8_t* key,
                                          uint8_t* weights, uint8_t* lengths_q, uint8_t* lengths_k,
-                                         uint8_t* block_table, uint8_t* sparse_indices, uint8_t* sparse_values,
-                                         uint8_t* workspace, uint8_t* error_record, uint8_t* tiling) {
+                                         uint8_t* block_table, uint8_t* residual, uint8_t* sparse_indices,
+                                         uint8_t* sparse_values, uint8_t* workspace, uint8_t* error_record,
+                                         uint8_t* tiling) {
   lightning_indexer_kernel<<<block_dim, nullptr, stream>>>(query, key, weights, lengths_q, lengths_k, block_table,
-                                                           sparse_indices, sparse_values, workspace, error_record,
+                                                           residual, sparse_indices, sparse_values, workspace, error_record,
                                                            tiling);
 }
 #endif  // ASCENDC_CPU_DEBUG

@@ -7,12 +7,13 @@
 
 extern "C" void lightning_indexer_launch(uint32_t block_dim, void* stream, uint8_t* query, uint8_t* key,
                                          uint8_t* weights, uint8_t* lengths_q, uint8_t* lengths_k,
-                                         uint8_t* block_table, uint8_t* sparse_indices,
+                                         uint8_t* block_table, uint8_t* residual, uint8_t* sparse_indices,
                                          uint8_t* sparse_values, uint8_t* workspace, uint8_t* error_record,
                                          uint8_t* tiling);
 #ifdef AOP_WITH_EMU  // host code of emulator builds; the kernel's own translation unit defines it
 extern "C" void lightning_indexer_kernel(uint8_t* query, uint8_t* key, uint8_t* weights, uint8_t* lengths_q,
-                                         uint8_t* lengths_k, uint8_t* block_table, uint8_t* sparse_indices,
+                                         uint8_t* lengths_k, uint8_t* block_table, uint8_t* residual,
+                                         uint8_t* sparse_indices,
                                          uint8_t* sparse_values, uint8_t* workspace, uint8_t* error_record,
                                          uint8_t* tiling);
 #endif

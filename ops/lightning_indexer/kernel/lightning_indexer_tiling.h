@@ -23,6 +23,8 @@ struct LightningIndexerTiling {
   int32_t lengths_k;         // bytes per actual_seq_lengths_key entry: 0 (absent), 4 or 8
   int32_t table_bytes;       // bytes per block_table entry: 0 (no table), 4 or 8
   int32_t has_values;        // 1: write sparse_values too
+  int32_t cmp_ratio;         // r: keys are compressed rows of r tokens (1: uncompressed)
+  int32_t residual_bytes;    // bytes per cmp_residual_k entry: 0 (absent: residual 0), 4 or 8
   int32_t rows_per_group;    // query rows of one work item (one AIC's q tile)
   int32_t rows_per_aiv;      // ceil(rows_per_group / 2): AIV 0 of the group takes the first ones, AIV 1 the rest
   int32_t m_pad;             // rows_per_group * N1 rounded up to 16: rows of the q tile (L0A)
@@ -63,6 +65,7 @@ struct LightningIndexerTiling {
 // no core reads keys through a block id or writes an output if any slot holds an error. The first error is the one of the
 // earliest phase (query lengths, key lengths, block ids), then the lowest core (= lowest batch);
 // AIV 0 copies it into the error record if its word 0 is 0.
+// The residuals (cmp_residual_k) are checked last, after the block ids: a phase of their own.
 // Words: [0] code, [1] index (batch b), [2] value, [3] aux, [4..7] context for the message.
 // MrgSort takes lists of at most 4095 pairs (A2 docs): the kernel's merges and the tiling's UB budget.
 constexpr int32_t kLiMaxMergeList = 4064;
@@ -81,4 +84,6 @@ enum LightningIndexerError : int64_t {
   // block_table[b][[3]] = [2] outside [0, num_blocks): [4] num_blocks, [5] the batch's key length,
   // [6] block_size
   kLiBlockIdOutOfRange = 0x307,
+  // cmp_residual_k[b] = [2] outside [0, cmp_ratio): [3] cmp_ratio
+  kLiResidualOutOfRange = 0x308,
 };

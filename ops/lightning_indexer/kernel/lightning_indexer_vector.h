@@ -36,12 +36,13 @@ constexpr int32_t kRepeatFloats = 64;  // floats of one 256-byte vector repeat
 template <typename W>
 class Vector {
  public:
-  __aicore__ inline void Init(GM_ADDR weights, GM_ADDR lengths_q, GM_ADDR lengths_k, GM_ADDR sparse_indices,
+  __aicore__ inline void Init(GM_ADDR weights, GM_ADDR lengths_q, GM_ADDR lengths_k, GM_ADDR residual,
+                              GM_ADDR sparse_indices,
                               GM_ADDR sparse_values, GM_ADDR workspace, const LightningIndexerTiling& tiling) {
     t_ = tiling;
     const int64_t group = AscendC::GetBlockIdx() / AscendC::GetTaskRatio();
     sub_ = AscendC::GetSubBlockIdx();
-    work_.Init(t_, lengths_q, lengths_k, group);
+    work_.Init(t_, lengths_q, lengths_k, residual, group);
     q_total_ = t_.layout_query == 1 ? t_.q_rows : t_.batch * t_.q_rows;
     weights_.SetGlobalBuffer((__gm__ W*)weights, q_total_ * t_.heads);
     sparse_indices_ = sparse_indices;

@@ -6,6 +6,7 @@
 #include "kernel_operator.h"
 #include "aop_kernel/core_share.h"
 #include "kernel/lightning_indexer_tiling.h"
+#include "kernel/lightning_indexer_visibility.h"
 
 namespace lightning_indexer {
 
@@ -46,7 +47,8 @@ struct Item {
   int64_t batch;
   int64_t q_begin;   // first flat query row of the batch's slab
   int64_t act_s1;
-  int64_t act_s2;
+  int64_t act_s2;    // compressed rows when cmp_ratio > 1
+  int64_t residual;  // cmp_residual_k[b], 0 when absent
   int64_t k_begin;   // first key row (BSND / TND), 0 for PA_BSND
   int64_t r0;
   int64_t slab_end;
@@ -59,10 +61,11 @@ struct Item {
 class Work {
  public:
   __aicore__ inline void Init(const LightningIndexerTiling& t, GM_ADDR lengths_q, GM_ADDR lengths_k,
-                              int64_t group) {
+                              GM_ADDR residual, int64_t group) {
     t_ = &t;
     lengths_q_.Init(lengths_q, t.lengths_q);
     lengths_k_.Init(lengths_k, t.lengths_k);
+    residual_.Init(residual, t.residual_bytes);
     const int64_t step = Step();  // units per share (halves: a pair of splits of one item)
     const aop_kernel::CoreShare share = aop_kernel::ShareOf(group, t.items_per_core, t.cores_with_extra, step);
     begin_ = share.begin;
@@ -124,6 +127,7 @@ class Work {
       x.act_s1 = lengths_q_.Present() ? lengths_q_.Get(b) : t.q_rows;
     }
     if (b < t.batch) {
+      x.residual = residual_.Present() ? residual_.Get(b) : 0;
       if (t.layout_key == 1) {
         x.k_begin = b > 0 ? lengths_k_.Get(b - 1) : 0;
         x.act_s2 = lengths_k_.Get(b) - x.k_begin;
@@ -168,15 +172,14 @@ class Work {
     return lo;
   }
 
-  // Keys visible to row r of the batch: [0, limit).
+  // Keys visible to row r of the batch: [0, limit) (the shared rule, lightning_indexer_visibility.h).
   __aicore__ inline int64_t Limit(const Item& x, int64_t r) const {
-    if (t_->sparse_mode == 0) return x.act_s2;
-    return Min(Max(x.act_s2 - x.act_s1 + r + 1, 0), x.act_s2);
+    return LiVisibleKeys(t_->sparse_mode, x.act_s1, x.act_s2, r, t_->cmp_ratio, x.residual);
   }
 
  private:
   const LightningIndexerTiling* t_ = nullptr;
-  IndexTensor lengths_q_, lengths_k_;
+  IndexTensor lengths_q_, lengths_k_, residual_;
   int64_t begin_ = 0;
   int64_t end_ = 0;
 };

@@ -8,7 +8,10 @@ For batch b with act_s1 query rows and act_s2 keys::
 
     score[r, j] = sum_h weights[r, h] * ReLU(dot(query[r, h, :], key[j, g, :]))   (h in key head g's group)
     visible(r, j) = j < act_s2                          sparse_mode 0
-                  = j <= act_s2 - act_s1 + r            sparse_mode 3
+                  = j < (t + 1) // cmp_ratio            sparse_mode 3, with t the row's absolute
+                                                        position in the original key stream:
+      t = act_s2 * cmp_ratio + cmp_residual_k[b] - act_s1 + r   (act_s2 counts compressed rows)
+    (cmp_ratio 1, no residual: j <= act_s2 - act_s1 + r)
     sparse_indices[r, g, :] = visible j by descending score, ties to the smaller j, -1 tail
     sparse_values[r, g, :]  = their scores, -inf where the index is -1
 
@@ -21,7 +24,7 @@ from typing import Iterator, Optional, Tuple
 
 import numpy as np
 
-__all__ = ["lightning_indexer", "Row", "rows"]
+__all__ = ["lightning_indexer", "Row", "rows", "visible_keys"]
 
 
 @dataclass
@@ -38,13 +41,25 @@ def _lengths(x: Optional[np.ndarray]) -> Optional[list]:
     return None if x is None else [int(v) for v in np.asarray(x).reshape(-1)]
 
 
+def visible_keys(sparse_mode, act_s1, act_s2, r, cmp_ratio=1, cmp_residual=0) -> int:
+    """Keys [0, result) visible to row r of a batch, from the specification: under sparse_mode 3
+    the row sits at original position t = act_s2 * cmp_ratio + cmp_residual - act_s1 + r and sees
+    compressed row j iff j < (t + 1) // cmp_ratio (Python's floor division)."""
+    if sparse_mode == 0:
+        return act_s2
+    t = act_s2 * cmp_ratio + cmp_residual - act_s1 + r
+    return min(max((t + 1) // cmp_ratio, 0), act_s2)
+
+
 def rows(query, key, weights, actual_seq_lengths_query=None, actual_seq_lengths_key=None, block_table=None,
-         layout_query="BSND", layout_key="PA_BSND", sparse_mode=3) -> Iterator[Row]:
+         layout_query="BSND", layout_key="PA_BSND", sparse_mode=3, cmp_ratio=1,
+         cmp_residual_k=None) -> Iterator[Row]:
     """Every output row that belongs to a batch, with its visible scores (float64)."""
     q = np.asarray(query, dtype=np.float64)
     k = np.asarray(key, dtype=np.float64)
     w = np.asarray(weights, dtype=np.float64)
     lq, lk = _lengths(actual_seq_lengths_query), _lengths(actual_seq_lengths_key)
+    residual = _lengths(cmp_residual_k)
     n1, n2 = q.shape[-2], k.shape[-2]
     group = n1 // n2
     if layout_query == "TND":
@@ -74,7 +89,7 @@ def rows(query, key, weights, actual_seq_lengths_query=None, actual_seq_lengths_
                 qr, wr, where = q[begin + r], w[begin + r], (begin + r,)
             else:
                 qr, wr, where = q[b, r], w[b, r], (b, r)
-            limit = act_s2 if sparse_mode == 0 else min(max(act_s2 - act_s1 + r + 1, 0), act_s2)
+            limit = visible_keys(sparse_mode, act_s1, act_s2, r, cmp_ratio, residual[b] if residual else 0)
             for g in range(n2):
                 heads = slice(g * group, (g + 1) * group)
                 kg = keys[:limit, g, :]                     # [limit, D]
@@ -86,7 +101,7 @@ def rows(query, key, weights, actual_seq_lengths_query=None, actual_seq_lengths_
 
 def lightning_indexer(query, key, weights, actual_seq_lengths_query=None, actual_seq_lengths_key=None,
                       block_table=None, layout_query="BSND", layout_key="PA_BSND", sparse_count=2048,
-                      sparse_mode=3) -> Tuple[np.ndarray, np.ndarray]:
+                      sparse_mode=3, cmp_ratio=1, cmp_residual_k=None) -> Tuple[np.ndarray, np.ndarray]:
     """Return (sparse_indices int32, sparse_values float64) as the spec defines them."""
     q = np.asarray(query)
     n2 = np.asarray(key).shape[-2]
@@ -94,7 +109,7 @@ def lightning_indexer(query, key, weights, actual_seq_lengths_query=None, actual
     indices = np.full(lead + (n2, sparse_count), -1, dtype=np.int32)
     values = np.full(lead + (n2, sparse_count), -np.inf, dtype=np.float64)
     for row in rows(query, key, weights, actual_seq_lengths_query, actual_seq_lengths_key, block_table,
-                    layout_query, layout_key, sparse_mode):
+                    layout_query, layout_key, sparse_mode, cmp_ratio, cmp_residual_k):
         order = np.lexsort((np.arange(len(row.scores)), -row.scores))[:sparse_count]
         indices[row.out][:len(order)] = order
         values[row.out][:len(order)] = row.scores[order]

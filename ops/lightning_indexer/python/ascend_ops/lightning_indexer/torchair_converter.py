@@ -10,16 +10,19 @@ custom op package, whose prototype must be::
         .OPTIONAL_INPUT(actual_seq_lengths_query, ...)  // [B]
         .OPTIONAL_INPUT(actual_seq_lengths_key, ...)    // [B]
         .OPTIONAL_INPUT(block_table, ...)               // [B, max_blocks]
+        .OPTIONAL_INPUT(cmp_residual_k, ...)            // [B]
         .OUTPUT(sparse_indices, ...)                 // int32 [B, S1, N2, K] | [T1, N2, K]
         .OUTPUT(sparse_values, ...)                  // float32, same shape
         .ATTR(layout_query, String, "BSND")
         .ATTR(layout_key, String, "PA_BSND")
         .ATTR(sparse_count, Int, 2048)
         .ATTR(sparse_mode, Int, 3)
+        .ATTR(cmp_ratio, Int, 1)
         .ATTR(return_value, Bool, false)
 
 (vllm-ascend's LightningIndexer has the same inputs and attributes and the one output
-sparse_indices; ours adds sparse_values and return_value.) The op mutates nothing: no ref
+sparse_indices; ours adds sparse_values and return_value, and cmp_residual_k / cmp_ratio,
+DeepSeek-V4's compressed keys.) The op mutates nothing: no ref
 outputs. An absent optional tensor is passed as None (an unconnected optional input). When
 return_value is false the GE node still has its sparse_values output, but the converter returns
 None in its place, matching the op's schema ``-> (Tensor sparse_indices, Tensor? sparse_values)``.
