@@ -113,6 +113,21 @@ def make(shape: Shape, layout_query: str, layout_key: str, dtype: str, seed: int
     return args
 
 
+def compress(args: Dict, ratio: int, residual=None, seed: int = 0, dtype=np.int32) -> Dict:
+    """Makes the case's keys compressed rows (DeepSeek-V4): cmp_ratio = ratio and cmp_residual_k
+    (``residual``: one per batch, or random in [0, ratio) when None; absent for ratio 1)."""
+    lk = args["actual_seq_lengths_key"]
+    batch = len(lk) if lk is not None else args["key"].shape[0]
+    args["cmp_ratio"] = ratio
+    if ratio == 1:
+        args["cmp_residual_k"] = None
+    elif residual is None:
+        args["cmp_residual_k"] = np.random.default_rng(seed).integers(0, ratio, batch).astype(dtype)
+    else:
+        args["cmp_residual_k"] = np.array(residual, dtype=dtype)
+    return args
+
+
 def reference_rows(args: Dict, dtype: str, sparse_mode: int) -> List[reference.Row]:
     a = dict(args)
     for name in ("query", "key", "weights"):

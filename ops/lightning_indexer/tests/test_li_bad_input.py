@@ -36,6 +36,15 @@ def both(*mutations):
     return mutate
 
 
+def compressed(ratio, residual, dtype=np.int32):
+    """cmp_ratio and cmp_residual_k (a list becomes a [B] array of dtype)."""
+    def mutate(args):
+        args["cmp_ratio"] = ratio
+        args["cmp_residual_k"] = np.array(residual, dtype) if isinstance(residual, list) else residual
+        return args
+    return mutate
+
+
 # (id, layouts, mutation of the keyword arguments, exception, words in the message)
 CASES = [
     # attributes
@@ -125,6 +134,28 @@ CASES = [
      IndexError, ["block_table[1][0] = 10", "key has 10 blocks"]),
     ("block-id-negative", ("BSND", "PA_BSND"), setting("block_table", lambda a: np.where(a == a[0, 4], -1, a)),
      IndexError, ["block_table[0][4] = -1"]),
+    # compressed keys: cmp_ratio and cmp_residual_k
+    ("cmp_ratio-0", ("BSND", "PA_BSND"), setting("cmp_ratio", 0), ValueError, ["cmp_ratio", "[1, 128]", "0"]),
+    ("cmp_ratio-129", ("BSND", "PA_BSND"), both(setting("cmp_ratio", 129), compressed(129, [0, 0])), ValueError,
+     ["cmp_ratio", "[1, 128]", "129"]),
+    ("cmp_residual_k-missing", ("BSND", "PA_BSND"), setting("cmp_ratio", 4), ValueError,
+     ["cmp_residual_k is required", "cmp_ratio 4", "sparse_mode 3"]),
+    ("cmp_residual_k-with-ratio-1", ("BSND", "PA_BSND"), compressed(1, [0, 0]), ValueError,
+     ["cmp_residual_k is only for cmp_ratio > 1"]),
+    ("cmp_residual_k-dtype", ("BSND", "PA_BSND"), compressed(4, np.array([1, 2], np.float32)), TypeError,
+     ["cmp_residual_k", "int32 or int64"]),
+    ("cmp_residual_k-batch", ("BSND", "PA_BSND"), compressed(4, [1, 2, 3]), ValueError,
+     ["cmp_residual_k", "[B]", "B = 2"]),
+    ("cmp_residual_k-rank", ("BSND", "PA_BSND"), compressed(4, np.array([[1, 2]], np.int32)), ValueError,
+     ["cmp_residual_k", "[B]"]),
+    ("cmp_residual_k-not-contiguous", ("BSND", "PA_BSND"), compressed(4, np.array([1, 9, 2, 9], np.int32)[::2]),
+     ValueError, ["cmp_residual_k", "contiguous"]),
+    ("cmp_residual_k-equal-to-ratio", ("BSND", "PA_BSND"), compressed(4, [3, 4]), ValueError,
+     ["cmp_residual_k[1] = 4", "[0, cmp_ratio = 4)"]),
+    ("cmp_residual_k-negative", ("TND", "TND"), compressed(128, [-1, 0], np.int64), ValueError,
+     ["cmp_residual_k[0] = -1", "[0, cmp_ratio = 128)"]),
+    ("cmp_residual_k-checked-under-mode-0", ("BSND", "BSND"), both(setting("sparse_mode", 0), compressed(2, [0, 2])),
+     ValueError, ["cmp_residual_k[1] = 2"]),
 ]
 
 
@@ -142,6 +173,14 @@ def test_bad_input_raises(case_id, layouts, mutate, exc, words):
 def test_the_base_case_is_good():
     for layouts in {c[1] for c in CASES}:
         lightning_indexer(**base(*layouts))
+
+
+def test_residual_is_optional_under_sparse_mode_0():
+    """sparse_mode 0 ignores cmp_ratio: the residuals are optional there (checked when given)."""
+    args = base()
+    want, _ = lightning_indexer(**args, sparse_mode=0)
+    got, _ = lightning_indexer(**args, sparse_mode=0, cmp_ratio=4)
+    np.testing.assert_array_equal(got, want)
 
 
 def test_unused_block_table_entries_are_not_checked():

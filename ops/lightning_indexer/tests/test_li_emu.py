@@ -18,7 +18,7 @@ import pytest
 from ascend_ops.common.loader import load_native
 from ascend_ops.lightning_indexer import lightning_indexer
 
-from li_cases import Shape, assert_topk, make, reference_rows
+from li_cases import Shape, assert_topk, compress, make, reference_rows
 
 core = load_native("ascend_ops.lightning_indexer", "core")
 if not core.HAS_EMU:
@@ -93,6 +93,37 @@ def test_matches_reference(case):
     aics = 24 if soc == B2 else 20
     assert report["block_dim"] == tiling["block_dim"] == min(tiling["units"], aics)
     assert tiling["units"] == tiling["items"] * tiling["splits"]
+
+
+# DeepSeek-V4's compressed keys (cmp_ratio, cmp_residual_k; the rule in
+# kernel/lightning_indexer_visibility.h): (shape, layout_query, layout_key, dtype, sparse_mode,
+# ratio, residuals or None for random, soc). V4 decode as the engines call it (TND query, one or
+# two tokens per request, PA_BSND keys, top-k 512), prefills from scratch (act_s2 * r + residual =
+# act_s1: the first rows see no compressed row), r = 2 / 4 / 128, both presets.
+CMP_CASES = [
+    (Shape((1,) * 6, (2048, 700, 3, 0, 1, 4096), 64, D, 512, block_size=128, extra_q=0, name="v4-decode-r=4"),
+     "TND", "PA_BSND", "bfloat16", 3, 4, None, B2),
+    (Shape((2, 2, 1), (1500, 9, 300), 64, D, 512, block_size=128, extra_q=0, name="v4-mtp-r=4"),
+     "TND", "PA_BSND", "bfloat16", 3, 4, None, B4),
+    (Shape((128, 37), (32, 9), 8, D, 64, block_size=16, name="prefill-from-scratch-r=4"),
+     "BSND", "PA_BSND", "float16", 3, 4, (0, 1), B2),
+    (Shape((128, 37), (32, 9), 8, D, 64, block_size=16, name="prefill-from-scratch-r=4-910B4"),
+     "BSND", "PA_BSND", "bfloat16", 3, 4, (3, 1), B4),
+    (Shape((300, 130), (2, 1), 4, D, 8, extra_q=1, name="prefill-from-scratch-r=128-TND"),
+     "TND", "TND", "bfloat16", 3, 128, (44, 2), B2),
+    (Shape((3, 1), (500, 77), 8, D, 100, name="r=2-BSND"),
+     "BSND", "BSND", "float16", 3, 2, None, B4),
+    (Shape((3, 1), (500, 77), 8, D, 100, block_size=32, name="r=4-mode0"),
+     "BSND", "PA_BSND", "float16", 0, 4, None, B2),
+]
+
+
+@pytest.mark.parametrize("case", CMP_CASES, ids=lambda c: str(c[0]))
+def test_compressed_keys_match_reference(case):
+    shape, lq, lk, dtype, mode, ratio, residual, soc = case
+    args = compress(make(shape, lq, lk, dtype, seed=ratio), ratio, residual, seed=ratio)
+    idx, val, _ = run_emu(args, dtype, mode, order="in_order", soc=soc)
+    assert_topk(idx, val, reference_rows(args, dtype, mode), shape.k)
 
 
 def test_ties_go_to_the_smaller_index_exactly():

@@ -3,6 +3,7 @@ tables, with faults planted on top.
 
 A valid case mixes query BSND / TND with key PA_BSND / BSND / TND; 0-4 batches of unequal
 lengths, empty ones included (act_s1 or act_s2 = 0), act_s1 > act_s2; sparse_mode 0 / 3;
+compressed keys (cmp_ratio 1 / 2 / 4 / 128 with residuals in [0, r), optional under mode 0);
 sparse_count below and above the visible length (up to 8192); float16 / bfloat16 / float32
 (float32 on the CPU only) with weights of the query's dtype or float32; int32 / int64 lengths and
 block tables; block tables with shuffled, shared and unused blocks (unused entries hold junk that
@@ -34,8 +35,9 @@ from ascend_ops.lightning_indexer import lightning_indexer
 from li_cases import assert_topk, reference_rows, values_of
 
 OP = "lightning_indexer"
-TENSORS = ("query", "key", "weights", "actual_seq_lengths_query", "actual_seq_lengths_key", "block_table")
-ATTRIBUTES = ("layout_query", "layout_key", "sparse_count", "sparse_mode", "return_value")
+TENSORS = ("query", "key", "weights", "actual_seq_lengths_query", "actual_seq_lengths_key", "block_table",
+           "cmp_residual_k")
+ATTRIBUTES = ("layout_query", "layout_key", "sparse_count", "sparse_mode", "cmp_ratio", "return_value")
 LENGTHS = ("actual_seq_lengths_query", "actual_seq_lengths_key")
 INDEX_DTYPES = (np.int32, np.int64)
 Q_RANK = {"BSND": 4, "TND": 3}
@@ -144,6 +146,14 @@ def cases(draw):
         t2 = sum(act_s2) + draw(st.integers(0, 3))
         c["key"] = keys((t2, n2, d))
         c["actual_seq_lengths_key"] = indices(np.cumsum(act_s2, dtype=np.int64), lk_dtype)
+
+    # Compressed keys (DeepSeek-V4): the residuals are required under sparse_mode 3, optional under 0.
+    c["cmp_ratio"] = draw(st.sampled_from((1, 1, 2, 4, 128)))
+    c["cmp_residual_k"] = None
+    if c["cmp_ratio"] > 1 and (c["sparse_mode"] == 3 or draw(st.booleans())):
+        residual = [draw(st.one_of(st.integers(0, c["cmp_ratio"] - 1), st.just(c["cmp_ratio"] - 1), st.just(0)))
+                    for _ in range(batch)]
+        c["cmp_residual_k"] = indices(residual, draw(st.sampled_from(INDEX_DTYPES)))
 
     visible = max(act_s2, default=0)
     c["sparse_count"] = draw(st.one_of(st.integers(1, 16), st.integers(1, 400), st.just(8192),
@@ -278,6 +288,12 @@ def negative_length(name):
         a = c[name]
         a[int(rng.integers(len(a)))] = pick(rng, [-1, -7, np.iinfo(a.dtype).min])
     return mutate
+
+
+def residual_out_of_range(c, rng):
+    """One residual at or past cmp_ratio (or negative): outside [0, cmp_ratio)."""
+    a, r = c["cmp_residual_k"], c["cmp_ratio"]
+    a[int(rng.integers(len(a)))] = pick(rng, [r, r + 1, -1, np.iinfo(a.dtype).max]) if 1 <= r <= 128 else -1
 
 
 def query_lengths_beyond(c, rng):
@@ -429,6 +445,17 @@ FAULTS = [
     ("block_table too narrow", ValueError,
      lambda c: paged(c) and len(c["actual_seq_lengths_key"]) > 0 and c["actual_seq_lengths_key"].max() > 0,
      narrow_table),
+    ("cmp_residual_k dtype", TypeError, present("cmp_residual_k"),
+     retype("cmp_residual_k", lambda c: [np.int16, np.int8, np.uint8, np.float32, np.float64, np.bool_])),
+    ("cmp_residual_k rank", ValueError, present("cmp_residual_k"), rerank("cmp_residual_k")),
+    ("cmp_residual_k B", ValueError, present("cmp_residual_k"),
+     reshape("cmp_residual_k", lambda s, c, rng: (other_batch(c, rng),) + s[1:])),
+    ("cmp_residual_k out of range", ValueError, int_vector("cmp_residual_k"), residual_out_of_range),
+    ("cmp_residual_k missing", ValueError,
+     lambda c: present("cmp_residual_k")(c) and c["sparse_mode"] == 3 and c["cmp_ratio"] > 1,
+     setting("cmp_residual_k", [None])),
+    ("cmp_residual_k with cmp_ratio 1", ValueError, present("cmp_residual_k"), setting("cmp_ratio", [1])),
+    ("cmp_ratio", ValueError, always, setting("cmp_ratio", [0, -1, 129, 256, 2**40])),
     ("sparse_count", ValueError, always, setting("sparse_count", [0, -1, -(2**31), 8193, 10**6, 2**40])),
     ("sparse_mode", ValueError, always, setting("sparse_mode", [1, 2, 4, -1, -3, 100])),
     ("layout_query", ValueError, always, setting("layout_query", ["BNSD", "PA_BSND", "bsnd", "", "TND "])),
@@ -492,7 +519,7 @@ def golden_check(c, roots):
             assert values is None
         args = {n: c[n] for n in TENSORS}
         rows = reference_rows(dict(args, layout_query=c["layout_query"], layout_key=c["layout_key"],
-                                   sparse_count=k), c["dtype"], c["sparse_mode"])
+                                   sparse_count=k, cmp_ratio=c["cmp_ratio"]), c["dtype"], c["sparse_mode"])
         assert_topk(indices, values, rows, k)
         assert_bytes(roots, expected, f"{c['door']}: ")
     return check

@@ -2,8 +2,8 @@
 kind of bad lengths or block ids, run through the emulator with the host's data checks skipped,
 the kernel must raise exactly the host's exception (class and message) and leave both outputs
 byte-for-byte untouched, also when the bad batch is checked by an AIV other than 0 and when two
-AIVs find one: the earlier check phase (query lengths, key lengths, block ids) wins, then the
-lower batch."""
+AIVs find one: the earlier check phase (query lengths, key lengths, block ids, cmp_residual_k)
+wins, then the lower batch."""
 import numpy as np
 import pytest
 
@@ -37,6 +37,13 @@ def key_blocks(a):
     return a["key"].shape[0]
 
 
+def compressed(ratio, dtype=np.int32):
+    """cmp_ratio = ratio with valid residuals (b mod ratio)."""
+    def mutate(a):
+        a.update(cmp_ratio=ratio, cmp_residual_k=(np.arange(B) % ratio).astype(dtype))
+    return mutate
+
+
 CASES = [
     # (id, layouts, mutations)
     ("block-id-too-large", ("BSND", "PA_BSND"), [lambda a: put("block_table", (17, 0), key_blocks(a))(a)]),
@@ -50,6 +57,13 @@ CASES = [
     ("query-ends-decrease", ("TND", "PA_BSND"), [put("actual_seq_lengths_query", 14, 3)]),
     ("key-ends-decrease", ("BSND", "TND"), [put("actual_seq_lengths_key", 19, 0)]),
     ("key-ends-beyond-T2", ("BSND", "TND"), [put("actual_seq_lengths_key", B - 1, 10**6)]),
+    # compressed keys: cmp_residual_k outside [0, cmp_ratio), checked last (a phase of its own)
+    ("residual-equal-to-ratio", ("BSND", "PA_BSND"), [compressed(4), put("cmp_residual_k", 23, 4)]),
+    ("residual-negative-int64", ("TND", "TND"), [compressed(128, np.int64), put("cmp_residual_k", 7, -1)]),
+    ("residual-under-mode-0", ("BSND", "BSND"), [compressed(2), lambda a: a.update(sparse_mode=0),
+                                                  put("cmp_residual_k", 29, 5)]),
+    ("block-phase-before-residual-phase", ("BSND", "PA_BSND"), [compressed(4), put("cmp_residual_k", 1, 9),
+                                                                 put("block_table", (20, 0), -1)]),
     # two errors: the lower batch of one phase wins
     ("two-block-ids-first-wins", ("BSND", "PA_BSND"), [put("block_table", (26, 0), -1),
                                                         put("block_table", (3, 0), 10**6)]),

@@ -21,7 +21,8 @@ import ascend_ops.lightning_indexer as li  # noqa: E402
 from ascend_ops.common import check_errors  # noqa: E402
 from ascend_ops.devkit.testing import from_bf16_bits, ms_synchronize  # noqa: E402
 from ascend_ops.lightning_indexer import ms as li_ms  # noqa: E402
-from li_cases import DTYPES, K_LAYOUTS, MODES, Q_LAYOUTS, SHAPES, Shape, assert_topk, make, reference_rows  # noqa: E402
+from li_cases import (DTYPES, K_LAYOUTS, MODES, Q_LAYOUTS, SHAPES, Shape, assert_topk, compress, make,  # noqa: E402
+                      reference_rows)
 
 TENSORS = ("query", "key", "weights", "actual_seq_lengths_query", "actual_seq_lengths_key", "block_table")
 SMALL = Shape((3, 2), (20, 9), 4, 16, 8, block_size=4, name="small")
@@ -166,6 +167,49 @@ def test_graph_mode_cell(dtype):
         t = to_ms(args)
         idx, val = net(t["query"], t["key"], t["weights"], t["actual_seq_lengths_key"], t["block_table"])
         check_outputs(idx, val, args, dtype, 3, SHAPES[0].k, True)
+
+
+# --- DeepSeek-V4: compressed keys (cmp_ratio, cmp_residual_k) ---------------------------------
+V4 = Shape((1, 2, 9), (300, 40, 2), 8, 32, 64, block_size=16, name="v4")  # batch 2: from scratch
+
+
+@pytest.mark.parametrize("ratio", [4, 128])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float32"])
+def test_pynative_compressed_keys(dtype, ratio):
+    args = compress(make(V4, "TND", "PA_BSND", dtype, seed=ratio), ratio, [3, 1, 1])
+    idx, val = li.lightning_indexer(**to_ms(args), sparse_mode=3, return_value=True)
+    check_outputs(idx, val, args, dtype, 3, V4.k, True)
+
+
+def _v4_jit(ratio):
+    @ms.jit
+    def run(q, k, w, lq, lk, bt, residual):
+        idx, val = li_ms.lightning_indexer(q, k, w, lq, lk, bt, residual, layout_query="TND", layout_key="PA_BSND",
+                                           sparse_count=V4.k, sparse_mode=3, cmp_ratio=ratio, return_value=True)
+        return idx * 1, val
+    return run
+
+
+def test_jit_compressed_keys():
+    args = compress(make(V4, "TND", "PA_BSND", "float16", seed=1), 4, [0, 1, 1])
+    t = to_ms(args)
+    idx, val = _v4_jit(4)(*(t[n] for n in TENSORS), t["cmp_residual_k"])
+    check_outputs(idx, val, args, "float16", 3, V4.k, True)
+
+
+def test_compressed_keys_bad_residual():
+    """A residual outside [0, cmp_ratio) is data: PyNative raises it late (check_errors), a
+    graph when it runs; a missing one is known at the call / at compile time."""
+    t = to_ms(compress(make(V4, "TND", "PA_BSND", "float16"), 4, [0, 4, 1]))
+    li.lightning_indexer(**t)  # returns: the data is not checked yet
+    with pytest.raises(ValueError, match=re.escape("lightning_indexer: cmp_residual_k[1] = 4 is out of range")):
+        check_errors()
+    ms_synchronize()
+    with pytest.raises(RuntimeError, match=r"ValueError: lightning_indexer: cmp_residual_k\[1\] = 4"):
+        outs = _v4_jit(4)(*(t[n] for n in TENSORS), t["cmp_residual_k"])
+        [o.asnumpy() for o in outs]
+    with pytest.raises(ValueError, match="cmp_residual_k is required"):
+        li.lightning_indexer(**dict(t, cmp_residual_k=None))
 
 
 # --- Bad inputs --------------------------------------------------------------------------------

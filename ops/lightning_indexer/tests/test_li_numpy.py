@@ -6,7 +6,7 @@ import pytest
 from ascend_ops.common.loader import load_native
 from ascend_ops.lightning_indexer import lightning_indexer, reference
 
-from li_cases import DTYPES, K_LAYOUTS, MODES, Q_LAYOUTS, SHAPES, Shape, assert_topk, make, reference_rows
+from li_cases import DTYPES, K_LAYOUTS, MODES, Q_LAYOUTS, SHAPES, Shape, assert_topk, compress, make, reference_rows
 
 
 def run(args, dtype, **kwargs):
@@ -24,6 +24,73 @@ def test_matches_reference(shape, dtype, layout_query, layout_key, mode):
     idx, val = run(args, dtype, sparse_mode=mode, return_value=True)
     assert idx.dtype == np.int32 and val.dtype == np.float32
     assert_topk(idx, val, reference_rows(args, dtype, mode), shape.k)
+
+
+# DeepSeek-V4's compressed keys: (shape, cmp_ratio, residuals or None for random). act_s2 counts
+# compressed rows; the "from-scratch" prefills have act_s2 * r + residual = act_s1 (the original
+# keys are the query's own tokens), so their first rows see no compressed row (all -1).
+CMP_CASES = [
+    (Shape((1, 1, 1, 1), (37, 200, 5, 0), 8, 32, 64, name="decode-r=4"), 4, None),
+    (Shape((2, 2, 1), (90, 3, 1), 4, 16, 40, block_size=8, name="mtp-r=2"), 2, None),
+    (Shape((37, 9), (9, 2), 4, 16, 8, block_size=4, name="prefill-from-scratch-r=4"), 4, (1, 1)),
+    (Shape((300, 130), (2, 1), 3, 16, 4, block_size=2, name="prefill-from-scratch-r=128"), 128, (44, 2)),
+    (Shape((5, 3), (70, 4), 6, 24, 100, n2=2, block_size=8, name="gqa-r=128"), 128, None),
+    (Shape((20, 11), (150, 90), 8, 16, 32, block_size=16, name="prefill-r=1"), 1, None),
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("layout_key", K_LAYOUTS)
+@pytest.mark.parametrize("layout_query", Q_LAYOUTS)
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("case", CMP_CASES, ids=lambda c: str(c[0]))
+def test_compressed_keys_match_reference(case, dtype, layout_query, layout_key, mode):
+    shape, ratio, residual = case
+    args = make(shape, layout_query, layout_key, dtype, seed=ratio + mode)
+    compress(args, ratio, residual, seed=ratio, dtype=np.int64 if mode else np.int32)
+    idx, val = run(args, dtype, sparse_mode=mode, return_value=True)
+    assert_topk(idx, val, reference_rows(args, dtype, mode), shape.k)
+
+
+def test_rows_seeing_no_compressed_row_are_all_minus_one():
+    """Prefill from scratch with r = 4, residual 1 (13 original tokens = 13 query rows, 3
+    compressed rows): row p sees floor((p + 1) / 4) rows, so rows 0-2 see none."""
+    shape = Shape((13,), (3,), 4, 16, 8, block_size=4, extra_q=0)
+    args = compress(make(shape, "TND", "PA_BSND", "float16"), 4, [1])
+    idx, val = run(args, "float16", sparse_mode=3, return_value=True)
+    assert (idx[:3] == -1).all() and np.isneginf(val[:3]).all()
+    assert [int((row[0] >= 0).sum()) for row in idx] == [(p + 1) // 4 for p in range(13)]
+    assert_topk(idx, val, reference_rows(args, "float16", 3), shape.k)
+
+
+@pytest.mark.parametrize("ratio", [2, 4, 128])
+def test_sparse_mode_0_ignores_the_ratio(ratio):
+    args = make(SHAPES[1], "BSND", "PA_BSND", "bfloat16")
+    want = run(args, "bfloat16", sparse_mode=0, return_value=True)
+    for residual in (None, [ratio - 1, 0]):
+        got = run(compress(dict(args), ratio, residual), "bfloat16", sparse_mode=0, return_value=True)
+        assert got[0].tobytes() == want[0].tobytes() and got[1].tobytes() == want[1].tobytes()
+
+
+def test_ratio_1_is_the_uncompressed_rule():
+    """cmp_ratio=1 given explicitly is the default, byte for byte."""
+    for shape in SHAPES:
+        args = make(shape, "BSND", "PA_BSND", "float16")
+        want = run(args, "float16", return_value=True)
+        got = run(args, "float16", return_value=True, cmp_ratio=1, cmp_residual_k=None)
+        assert got[0].tobytes() == want[0].tobytes() and got[1].tobytes() == want[1].tobytes()
+
+
+def test_the_rule_is_the_reference_rule():
+    """The reference's visible count (absolute position t, j < (t + 1) // r) against the op's
+    indices counted per row, over every residual of r = 4 and r = 3 (floor of negatives)."""
+    for ratio in (3, 4):
+        for residual in range(ratio):
+            shape = Shape((7,), (2,), 2, 8, 16, block_size=2, extra_q=0)
+            args = compress(make(shape, "BSND", "BSND", "float32"), ratio, [residual])
+            idx, _ = run(args, "float32", sparse_mode=3)
+            got = [int((row[0] >= 0).sum()) for row in idx[0]]
+            assert got == [reference.visible_keys(3, 7, 2, p, ratio, residual) for p in range(7)]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

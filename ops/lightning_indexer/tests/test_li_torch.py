@@ -23,14 +23,15 @@ import torch  # noqa: E402
 from torch._dynamo.utils import counters  # noqa: E402
 from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 
-from li_cases import DTYPES, K_LAYOUTS, MODES, Q_LAYOUTS, SHAPES, Shape, assert_topk, make, reference_rows  # noqa: E402
+from li_cases import (DTYPES, K_LAYOUTS, MODES, Q_LAYOUTS, SHAPES, Shape, assert_topk, compress, make,  # noqa: E402
+                      reference_rows)
 
 OP = torch.ops.ascend_ops.lightning_indexer.default
 SCHEMA = (
     "ascend_ops::lightning_indexer(Tensor query, Tensor key, Tensor weights, *, "
     "Tensor? actual_seq_lengths_query=None, Tensor? actual_seq_lengths_key=None, Tensor? block_table=None, "
-    "str layout_query=\"BSND\", str layout_key=\"PA_BSND\", int sparse_count=2048, int sparse_mode=3, "
-    "bool return_value=False) -> (Tensor sparse_indices, Tensor? sparse_values)"
+    "Tensor? cmp_residual_k=None, str layout_query=\"BSND\", str layout_key=\"PA_BSND\", int sparse_count=2048, "
+    "int sparse_mode=3, int cmp_ratio=1, bool return_value=False) -> (Tensor sparse_indices, Tensor? sparse_values)"
 )
 TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
 
@@ -79,6 +80,42 @@ def test_public_entries(entry):
     fn = {"torch_ops": torch_ops.lightning_indexer, "package": package.lightning_indexer,
           "packet": torch.ops.ascend_ops.lightning_indexer}[entry]
     check(fn, SHAPES[1], "TND", "PA_BSND", "bfloat16", 3)
+
+
+# --- DeepSeek-V4: compressed keys -----------------------------------------------------------
+V4_SHAPE = Shape((1, 2, 9), (300, 40, 2), 8, 32, 64, block_size=16, name="v4")  # batch 2: from scratch
+
+
+@pytest.mark.parametrize("ratio", [1, 4, 128])
+@pytest.mark.parametrize("layouts", [("TND", "PA_BSND"), ("BSND", "TND")], ids=str)
+def test_compressed_keys_eager(layouts, ratio):
+    args = compress(make(V4_SHAPE, *layouts, "bfloat16", seed=ratio), ratio, None if ratio == 1 else [3, 1, 1])
+    idx, val = OP(**to_torch(args, "bfloat16"), sparse_mode=3, return_value=True)
+    assert_topk(idx.numpy(), val.numpy(), reference_rows(args, "bfloat16", 3), V4_SHAPE.k)
+
+
+def _v4_indexer(query, key, weights, lengths_q, lengths_k, block_table, residual, cmp_ratio: int):
+    return torch.ops.ascend_ops.lightning_indexer(
+        query, key, weights, actual_seq_lengths_query=lengths_q, actual_seq_lengths_key=lengths_k,
+        block_table=block_table, cmp_residual_k=residual, layout_query="TND", layout_key="PA_BSND",
+        sparse_count=64, sparse_mode=3, cmp_ratio=cmp_ratio, return_value=True)
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+def test_compressed_keys_compiled(dynamic):
+    torch._dynamo.reset()
+    compiled = torch.compile(_v4_indexer, fullgraph=True, dynamic=dynamic)
+    args = compress(make(V4_SHAPE, "TND", "PA_BSND", "float16", seed=2), 4, [0, 3, 1])
+    t = to_torch(args, "float16")
+    idx, val = compiled(t["query"], t["key"], t["weights"], t["actual_seq_lengths_query"],
+                        t["actual_seq_lengths_key"], t["block_table"], t["cmp_residual_k"], 4)
+    assert_topk(idx.numpy(), val.numpy(), reference_rows(args, "float16", 3), V4_SHAPE.k)
+
+
+def test_compressed_keys_opcheck():
+    t = to_torch(compress(make(V4_SHAPE, "TND", "PA_BSND", "bfloat16"), 4, [2, 3, 1]), "bfloat16")
+    query, key, weights = t.pop("query"), t.pop("key"), t.pop("weights")
+    torch.library.opcheck(OP, (query, key, weights), dict(t, sparse_mode=3, return_value=True))
 
 
 def test_values_are_none_unless_asked():
@@ -196,6 +233,10 @@ BAD_INPUTS = [
     ("length", lambda: _bad(actual_seq_lengths_key=torch.tensor([150, 1000], dtype=torch.int32)), ValueError,
      r"actual_seq_lengths_key\[1\] = 1000 is beyond"),
     ("no table", lambda: _bad(block_table=None), ValueError, r"block_table is required"),
+    ("cmp_ratio", lambda: _bad(cmp_ratio=256), ValueError, r"cmp_ratio should be in \[1, 128\]"),
+    ("no residual", lambda: _bad(cmp_ratio=4), ValueError, r"cmp_residual_k is required"),
+    ("residual", lambda: _bad(cmp_ratio=4, cmp_residual_k=torch.tensor([1, 4], dtype=torch.int32)), ValueError,
+     r"cmp_residual_k\[1\] = 4 is out of range"),
 ]
 
 
