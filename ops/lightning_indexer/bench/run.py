@@ -26,7 +26,8 @@ prefill, matmul fraction >= 0.9 at prefill, extra memory below the native interm
 Modelled NPU time (`--modelled`, also part of the default run unless --quick): the AscendC
 kernel run by the emulator on the Ascend910B2 preset, DeepSeek-V3.2 shapes (N1=64, D=128,
 K=2048, bfloat16, PA_BSND blocks of 128, sparse_mode 3): decode B in {1, 8, 32}, S1 = 1,
-S2 in {8k, 32k, 128k}, and prefill B=1, S1=128, S2=8k. The emulator's timing model
+S2 in {8k, 32k, 128k}, and prefill B=1, S1=128, S2=8k; a DeepSeek-V4 decode row (C4A indexer:
+cmp_ratio 4, top-k 512, TND query, B=8, 8k compressed rows). The emulator's timing model
 (LaunchReport modelled_us, bound, gm_bound_us (HBM after the L2, or L2), pipe_busy_max_us) against the bound: keys read
 once at HBM bandwidth vs the cube FLOPs at peak on every AIC, with the timing model's own
 constants (read from common/ascendc_cpu/include/ascendc_cpu/timing_model.h). Shapes with more
@@ -201,6 +202,9 @@ MODEL_PREFILL = [(1, 128, 8192)]
 # As vllm-ascend calls it at decode: TND query (the batch's tokens flat, with their ends), one or
 # two (MTP) tokens per request.
 MODEL_ENGINE = [(8, 1, 8192, "TND"), (8, 2, 8192, "TND")]
+# DeepSeek-V4-Flash decode (C4A layer): keys compressed 4-fold (S2 = compressed rows: 8k = a 32k
+# context), top-k 512, residuals in [0, 4); (B, S1, S2, layout_query, cmp_ratio, sparse_count).
+MODEL_V4 = [(8, 1, 8192, "TND", 4, 512)]
 
 
 def timing_constants() -> dict:
@@ -210,9 +214,10 @@ def timing_constants() -> dict:
             for name in ("kClockGHz", "kHbmBytesPerSecond", "kCubeMacsPerCycle")}
 
 
-def model_case(b: int, s1: int, s2: int, seed: int = 0, layout_query: str = "BSND") -> dict:
+def model_case(b: int, s1: int, s2: int, seed: int = 0, layout_query: str = "BSND", cmp_ratio: int = 1,
+               sparse_count: int = K) -> dict:
     """NumPy arguments of core.run_emu: bfloat16 as uint16 bits, PA_BSND, shuffled blocks; a TND
-    query holds the same rows flat, with their ends."""
+    query holds the same rows flat, with their ends; cmp_ratio > 1 adds residuals in [0, r)."""
     rng = np.random.default_rng(seed)
     blocks = b * s2 // BLOCK_SIZE
 
@@ -222,7 +227,9 @@ def model_case(b: int, s1: int, s2: int, seed: int = 0, layout_query: str = "BSN
     case = dict(query=bf16((b, s1, N1, D)), key=bf16((blocks, BLOCK_SIZE, 1, D)), weights=bf16((b, s1, N1)),
                 actual_seq_lengths_key=np.full((b,), s2, np.int32),
                 block_table=rng.permutation(blocks).reshape(b, -1).astype(np.int32),
-                layout_query="BSND", layout_key="PA_BSND", sparse_count=K, dtype="bfloat16")
+                layout_query="BSND", layout_key="PA_BSND", sparse_count=sparse_count, dtype="bfloat16",
+                cmp_ratio=cmp_ratio,
+                cmp_residual_k=rng.integers(0, cmp_ratio, b).astype(np.int32) if cmp_ratio > 1 else None)
     if layout_query == "TND":
         case.update(query=case["query"].reshape(b * s1, N1, D), weights=case["weights"].reshape(b * s1, N1),
                     actual_seq_lengths_query=np.arange(1, b + 1, dtype=np.int32) * s1, layout_query="TND")
@@ -236,11 +243,12 @@ def bound_us(b: int, s1: int, s2: int, c: dict) -> tuple:
     return (hbm, "keys/HBM") if hbm >= cube else (cube, "cube")
 
 
-def emulate(core, b: int, s1: int, s2: int, layout_query: str = "BSND") -> tuple:
+def emulate(core, b: int, s1: int, s2: int, layout_query: str = "BSND", cmp_ratio: int = 1,
+            sparse_count: int = K) -> tuple:
     """(report, wall seconds) of one emulated launch."""
     t0 = time.perf_counter()
-    _, _, r = core.run_emu(**model_case(b, s1, s2, layout_query=layout_query), sparse_mode=3, order="in_order",
-                           soc=MODEL_SOC)
+    case = model_case(b, s1, s2, layout_query=layout_query, cmp_ratio=cmp_ratio, sparse_count=sparse_count)
+    _, _, r = core.run_emu(**case, sparse_mode=3, order="in_order", soc=MODEL_SOC)
     return r, time.perf_counter() - t0
 
 
@@ -254,18 +262,21 @@ def modelled(max_keys: int, shapes) -> list:
     rows = []
     for b, s1, s2, *layout in shapes:
         lq = layout[0] if layout else "BSND"
+        ratio, k = layout[1:] if len(layout) > 1 else (1, K)
         bound, what = bound_us(b, s1, s2, c)
         label = f"{'decode' if s1 <= 2 else 'prefill'}{' TND' if lq == 'TND' else ''} B={b} S1={s1} S2={s2 // 1024}k"
-        runs = done.setdefault((b, s1, lq), {})
+        if ratio > 1:
+            label = f"V4 {label} (r={ratio}, K={k})"
+        runs = done.setdefault((b, s1, lq, ratio, k), {})
         if b * s2 <= max_keys:
-            r, wall = emulate(core, b, s1, s2, lq)
+            r, wall = emulate(core, b, s1, s2, lq, ratio, k)
             runs[s2] = r
             how, us, gm, label_bound = f"emulated ({wall:.0f} s)", r["modelled_us"], r["gm_bound_us"], r["bound"]
             busy = r["pipe_busy_max_us"]
         elif runs:
             if len(runs) == 1:
                 (s_only,) = runs
-                runs[s_only // 2] = emulate(core, b, s1, s_only // 2, lq)[0]
+                runs[s_only // 2] = emulate(core, b, s1, s_only // 2, lq, ratio, k)[0]
             (sa, ra), (sb, rb) = sorted(runs.items())[-2:]
 
             def line(key: str) -> float:
@@ -285,7 +296,7 @@ def modelled(max_keys: int, shapes) -> list:
 
 
 def print_modelled(max_keys: int, quick: bool) -> None:
-    shapes = MODEL_DECODE[:1] if quick else MODEL_DECODE + MODEL_ENGINE + MODEL_PREFILL
+    shapes = MODEL_DECODE[:1] if quick else MODEL_DECODE + MODEL_ENGINE + MODEL_V4 + MODEL_PREFILL
     rows = modelled(max_keys, shapes)
     print()
     print(f"Modelled NPU time of the AscendC kernel ({MODEL_SOC} preset, emulator timing model; "
