@@ -226,6 +226,39 @@ def test_lightning_indexer_keyword_forms(module, name):
 
 
 @needs_torch
+@pytest.mark.parametrize("layout_key", ["PA_BSND", "TND"])
+def test_vllm_ascend_cmp_ratio_takes_uncompressed_key_lengths(layout_key):
+    """DeepSeek-V4, vllm-ascend's convention: actual_seq_lengths_key count the original tokens,
+    the entry divides by cmp_ratio (residual = length mod cmp_ratio); the op's own convention
+    (compressed rows + cmp_residual_k) gives the same indices."""
+    import torch
+
+    from ascend_ops.compat import vllm_ascend
+    from ascend_ops.lightning_indexer import lightning_indexer, reference
+
+    inputs = _indexer_inputs(torch)  # compressed lengths [20, 37]; original lengths below
+    original = torch.tensor([20 * 4 + 3, 37 * 4 + 1], dtype=torch.int32)
+    residual = torch.tensor([3, 1], dtype=torch.int32)
+    if layout_key == "TND":  # the same compressed rows as a flat [T2, 1, D] key
+        table, bs = inputs.pop("block_table"), inputs["key"].shape[1]
+        rows = [inputs["key"][table[b, j // bs], j % bs] for b, n in enumerate((20, 37)) for j in range(n)]
+        inputs["key"] = torch.stack(rows)
+        inputs["actual_seq_lengths_key"] = torch.tensor([20, 57], dtype=torch.int32)
+        original = torch.cumsum(original, 0).to(torch.int32)
+    got = vllm_ascend.npu_lightning_indexer(**dict(inputs, actual_seq_lengths_key=original), layout_query="TND",
+                                            layout_key=layout_key, sparse_count=8, sparse_mode=3, cmp_ratio=4)
+    want, _ = lightning_indexer(**dict(inputs, weights=inputs["weights"][..., 0]), cmp_residual_k=residual,
+                                layout_query="TND", layout_key=layout_key, sparse_count=8, sparse_mode=3,
+                                cmp_ratio=4)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    a = {k: v.numpy() for k, v in inputs.items()}
+    a["weights"] = a["weights"][..., 0]
+    ref = reference.lightning_indexer(**a, layout_query="TND", layout_key=layout_key, sparse_count=8,
+                                      sparse_mode=3, cmp_ratio=4, cmp_residual_k=residual.numpy())[0]
+    np.testing.assert_array_equal(got.numpy(), ref)
+
+
+@needs_torch
 def test_lightning_indexer_keyword_only_after_weights():
     import torch
 
