@@ -1,0 +1,56 @@
+// The launch tiling of sparse_flash_attention: a POD written by host/tiling.cpp and read by the
+// AscendC kernel (through GM on NPU, through the emulator here). A MIX 1:2 kernel: block_dim
+// groups of 1 AIC (Q.K^T and P.V on the cube) + 2 AIVs (gather checks, online softmax).
+#pragma once
+#include <stdint.h>
+
+struct SparseFlashAttentionTiling {
+  // The problem (host/validate.cpp's Dims)
+  int64_t batch;              // B
+  int64_t q_rows;             // S1 (BSND query) or T1 (TND query)
+  int64_t key_rows;           // S2 (BSND), T2 (TND), num_blocks * block_size (PA_BSND)
+  int64_t heads;              // N1 (= G: N2 = 1)
+  int64_t head_dim;           // D (512)
+  int64_t rope_dim;           // Dr (64)
+  int64_t topk;               // K: entries per row of sparse_indices
+  int64_t block_size;         // PA_BSND only, else 0
+  int64_t num_blocks;         // PA_BSND only, else 0
+  int64_t max_blocks;         // block_table.shape[1], PA_BSND only, else 0
+  int64_t kv_block_stride;    // elements between consecutive blocks (rows) of key / value
+  int64_t rope_block_stride;  // the same for key_rope
+  int64_t sparse_block_size;  // sbs
+  float scale_value;
+  int32_t sparse_mode;        // 0 or 3
+  int32_t layout_query;       // 0 BSND, 1 TND
+  int32_t layout_kv;          // 0 BSND, 1 TND, 2 PA_BSND
+  int32_t dtype;              // 0 float16, 1 bfloat16
+  int32_t has_lengths_q;      // actual_seq_lengths_query given (int32)
+  int32_t has_lengths_kv;     // actual_seq_lengths_kv given (int32)
+  int32_t value_is_key;       // 1: value aliases key, read each latent row once
+  int32_t has_lse;            // 1: write softmax_max and softmax_sum
+  // The work split and tiles (host/tiling.cpp)
+  int32_t block_dim;          // AICs launched (2 * block_dim AIVs)
+};
+
+// The in-kernel data checks (all or nothing; the host's check_data, in its order): the batches
+// are split over the AIVs; each checks the query lengths, the kv lengths, the block ids its
+// batches read, then the first n entries of its rows' indices; check slots, SyncAll, verdict
+// (common's aop_kernel/check_slots.h). On an error no output is written and the first error (by
+// phase, then core) is copied into the error record.
+// Words: [0] code, [1] index (batch b or row), [2] value, [3] aux, [4..7] context for the message.
+constexpr int32_t kSfaCheckWords = 8;
+enum SparseFlashAttentionError : int64_t {
+  kSfaOk = 0,
+  // actual_seq_lengths_query[b] = [2]: negative / below the previous end [3] / beyond [3]; [4] layout
+  kSfaLenQNegative = 0x401,
+  kSfaLenQBelowPrevious = 0x402,
+  kSfaLenQBeyond = 0x403,
+  // actual_seq_lengths_kv[b], the same
+  kSfaLenKvNegative = 0x404,
+  kSfaLenKvBelowPrevious = 0x405,
+  kSfaLenKvBeyond = 0x406,
+  // block_table[b][[3]] = [2] outside [0, num_blocks): [4] num_blocks, [5] act_kv, [6] block_size
+  kSfaBlockIdOutOfRange = 0x407,
+  // sparse_indices[row [1]][entry [3]] = [2] < -1: [4] batch, [5] n (entries read)
+  kSfaIndexBelowMinusOne = 0x408,
+};
