@@ -30,6 +30,26 @@ struct SparseFlashAttentionTiling {
   int32_t has_lse;            // 1: write softmax_max and softmax_sum
   // The work split and tiles (host/tiling.cpp)
   int32_t block_dim;          // AICs launched (2 * block_dim AIVs)
+  // Work items are the flat query rows (B * S1 or T1, rows outside every batch included: they
+  // are zero-filled), shared out contiguously: every group takes rows_per_core, the first
+  // cores_with_extra one more (aop_kernel/core_share.h).
+  int32_t rows_per_core;
+  int32_t cores_with_extra;
+  int32_t m_pad;              // N1 rounded up to 16: rows of the q / P tiles in L1 / L0A
+  int32_t heads_per_aiv;      // ceil(N1 / 2): AIV 0 takes heads [0, heads_per_aiv), AIV 1 the rest
+  int32_t tile_keys;          // selected positions per hand-off (multiple of 16): one S / P / O tile
+  int32_t kv_width;           // columns of a gathered row in L1: D + Dr (+ D when value is separate)
+  int32_t value_col;          // first column of V in the gathered row: 0 (value is key) or D + Dr
+  int32_t k_chunk;            // columns of one Q.K^T Mmad (multiple of 16): L0A / L0B hold two
+  int32_t n_chunk;            // output columns of one P.V Mmad + Fixpipe (multiple of 16, divides D)
+  int32_t softmax_heads;      // heads of one S tile copy on the AIV (multiple of 8 or all its heads)
+  int32_t out_heads;          // heads of one O tile copy / output write on the AIV
+  int32_t index_chunk;        // sparse_indices entries per UB load on the AIV (multiple of 8)
+  int64_t s_slot_floats;      // N1 * tile_keys float32: one S tile in GM (2 per AIC)
+  int64_t p_slot_elems;       // N1 * tile_keys input-dtype elements: one P tile (2 per AIC)
+  int64_t o_slot_floats;      // N1 * D float32: one P.V tile (2 per AIC)
+  int64_t workspace_per_aic;  // bytes of one AIC's slots (a multiple of 64)
+  int64_t slots_offset;       // bytes of the check slots and verdict lines before the AICs' slots
 };
 
 // The in-kernel data checks (all or nothing; the host's check_data, in its order): the batches

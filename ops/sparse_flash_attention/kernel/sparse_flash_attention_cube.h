@@ -1,0 +1,249 @@
+// The AIC side of sparse_flash_attention. Per query row of the group (all N1 heads: m = N1 rows
+// of the q tile, N2 = 1) the q tile [m, D | Dr] goes GM -(Nd2Nz)-> L1 once; the row's selected
+// positions are gathered tile_keys at a time into an L1 tile of rows [latent D | rope Dr | value D
+// when value is not key] (kernel/sparse_flash_attention_gather.h), and per tile:
+//   S = Q.K^T      k_chunk columns at a time: L1 -(LoadData)-> L0A (Zz) / L0B (Zn), Mmad
+//                  accumulating in L0C (float32), one Fixpipe into the tile's S slot in GM;
+//   O_t = P.V      once the AIVs published P (input dtype) in the P slot: GM -(Nd2Nz)-> L1 ->
+//                  L0A; V = the tile's latent (or value) columns, L1 -(LoadData, transposed
+//                  fractals)-> L0B, n_chunk output columns per Mmad / Fixpipe into the O slot.
+// Tiles are double buffered in L1 (gather of tile t + 1 after the P.V of tile t - 1); Q.K^T of
+// tile t runs while the AIVs still work on tile t - 1. m is padded to 16 (pad rows copy real ones):
+// m = 1 would be GEMV on the cube. No auto-sync exists on the AIC: every hand-off between its
+// pipes is a queue event (A1/B1 MTE2->MTE1, A2/B2 MTE1->M, CO1 M->FIX and back on free).
+#pragma once
+#include "kernel/sparse_flash_attention_check.h"
+#include "kernel/sparse_flash_attention_gather.h"
+#include "kernel/sparse_flash_attention_handshake.h"
+#include "kernel/sparse_flash_attention_rows.h"
+
+namespace sparse_flash_attention {
+
+template <typename T>
+class Cube {
+ public:
+  __aicore__ inline void Init(GM_ADDR query, GM_ADDR query_rope, GM_ADDR key, GM_ADDR key_rope, GM_ADDR value,
+                              GM_ADDR sparse_indices, GM_ADDR block_table, GM_ADDR lengths_q, GM_ADDR lengths_kv,
+                              GM_ADDR slots, const SparseFlashAttentionTiling& tiling) {
+    t_ = tiling;
+    const int64_t group = AscendC::GetBlockIdx();
+    rows_.Init(t_, lengths_q, lengths_kv, group);
+    gather_.Init(key, key_rope, value, sparse_indices, block_table, t_);
+    query_.SetGlobalBuffer((__gm__ T*)query);
+    query_rope_.SetGlobalBuffer((__gm__ T*)query_rope);
+    GM_ADDR mine = slots + group * t_.workspace_per_aic;
+    s_slots_.SetGlobalBuffer((__gm__ float*)mine);
+    o_slots_.SetGlobalBuffer((__gm__ float*)mine + 2 * t_.s_slot_floats);
+    p_slots_.SetGlobalBuffer((__gm__ T*)((__gm__ float*)mine + 2 * t_.s_slot_floats + 2 * t_.o_slot_floats));
+    const uint32_t mp = static_cast<uint32_t>(t_.m_pad), kt = static_cast<uint32_t>(t_.tile_keys);
+    const uint32_t qk_width = static_cast<uint32_t>(t_.head_dim + t_.rope_dim);
+    pipe_.InitBuffer(q_l1_, 1, mp * qk_width * sizeof(T));
+    pipe_.InitBuffer(p_l1_, 1, mp * kt * sizeof(T));
+    pipe_.InitBuffer(kv_l1_, 2, kt * static_cast<uint32_t>(t_.kv_width) * sizeof(T));
+    const uint32_t kc = static_cast<uint32_t>(t_.k_chunk), nc = static_cast<uint32_t>(t_.n_chunk);
+    pipe_.InitBuffer(a_l0_, 2, mp * (kc > kt ? kc : kt) * sizeof(T));
+    pipe_.InitBuffer(b_l0_, 2, kt * (kc > nc ? kc : nc) * sizeof(T));
+    pipe_.InitBuffer(c_l0_, 2, mp * (kt > nc ? kt : nc) * sizeof(float));
+  }
+
+  __aicore__ inline void Process() {
+    int64_t tile = 0;  // the group's tiles so far: the hand-off slots
+    for (int64_t q = rows_.Begin(); q < rows_.End(); ++q) {
+      const Row x = rows_.Get(q);
+      if (!x.in_batch || x.n == 0) continue;
+      gather_.Start(x);
+      if (!gather_.More()) continue;  // no position in the window: the AIVs zero the row
+      ProcessRow(x, tile);
+    }
+  }
+
+ private:
+  // Rows of the q / P tiles the cube computes: m = 1 would be GEMV (L0A read as ND), so a
+  // single head runs as 16 rows (copies of the real one; Fixpipe moves only the real row).
+  __aicore__ inline uint16_t MmadRows() const {
+    return static_cast<uint16_t>(t_.heads == 1 ? t_.m_pad : t_.heads);
+  }
+
+  __aicore__ inline void ProcessRow(const Row& x, int64_t& tile) {
+    const int64_t m = t_.heads, d = t_.head_dim, dr = t_.rope_dim;
+    LocalTensor<T> q_l1 = q_l1_.template AllocTensor<T>();
+    LoadNz(q_l1, query_[static_cast<uint64_t>(x.q * m * d)], m, d, t_.m_pad);
+    if (dr > 0) {
+      LoadNz(q_l1[static_cast<uint32_t>(d * t_.m_pad)], query_rope_[static_cast<uint64_t>(x.q * m * dr)], m, dr,
+             t_.m_pad);
+    }
+    q_l1_.EnQue(q_l1);
+    q_l1 = q_l1_.template DeQue<T>();
+
+    GatherTile();
+    LocalTensor<T> prev;
+    for (int64_t t = 0;; ++t) {
+      LocalTensor<T> cur = kv_l1_.template DeQue<T>();
+      ScoreTile(q_l1, cur, tile + t);
+      if (t > 0) {
+        ValueTile(prev, tile + t - 1);
+        kv_l1_.FreeTensor(prev);
+      }
+      prev = cur;
+      if (!gather_.More()) {
+        ValueTile(prev, tile + t);
+        kv_l1_.FreeTensor(prev);
+        tile += t + 1;
+        break;
+      }
+      GatherTile();
+    }
+    q_l1_.FreeTensor(q_l1);
+  }
+
+  __aicore__ inline void GatherTile() {
+    LocalTensor<T> kv = kv_l1_.template AllocTensor<T>();
+    gather_.Tile(kv);
+    kv_l1_.EnQue(kv);
+  }
+
+  // rows [n, cols] of an ND source (cols apart) into an L1 NZ tile of n_pad (multiple of 16)
+  // rows; rows past n are copies of the first rows (computed, never moved out).
+  __aicore__ inline void LoadNz(const LocalTensor<T>& dst, const GlobalTensor<T>& src, int64_t n, int64_t cols,
+                                int64_t n_pad) {
+    const uint16_t c = static_cast<uint16_t>(cols);
+    for (int64_t filled = 0; filled < n_pad;) {
+      const int64_t rows = Min(n_pad - filled, n);
+      AscendC::DataCopy(dst[static_cast<uint32_t>(filled * kFractal)], src,
+                        AscendC::Nd2NzParams(1, static_cast<uint16_t>(rows), c, 0, c, static_cast<uint16_t>(n_pad), 1, 0));
+      filled += rows;
+    }
+  }
+
+  // Fractals [first, first + count) of each row block of an L1 NZ tile with m_pad rows into a
+  // Zz L0A tile (row block after row block, `count` fractals each).
+  __aicore__ inline void LoadZz(const LocalTensor<T>& dst, const LocalTensor<T>& src, int64_t first, int64_t count) {
+    const int64_t blocks = t_.m_pad / kFractal;
+    for (int64_t i = 0; i < blocks; ++i) {
+      AscendC::LoadData2DParams ld;
+      ld.startIndex = static_cast<uint16_t>(first * blocks + i);
+      ld.repeatTimes = static_cast<uint8_t>(count);
+      ld.srcStride = static_cast<uint16_t>(blocks);
+      ld.sid = 0;
+      ld.dstGap = 0;
+      ld.ifTranspose = false;
+      ld.addrMode = 0;
+      AscendC::LoadData(dst[static_cast<uint32_t>(i * count * kFractal * kFractal)], src, ld);
+    }
+  }
+
+  // S = Q.K^T of the tile (tile_keys rows, pad rows copies) -> S slot; published to the AIVs.
+  __aicore__ inline void ScoreTile(const LocalTensor<T>& q_l1, const LocalTensor<T>& kv, int64_t tile) {
+    const int64_t width = t_.head_dim + t_.rope_dim, kt = t_.tile_keys, key_blocks = kt / kFractal;
+    LocalTensor<float> c = c_l0_.template AllocTensor<float>();
+    for (int64_t k0 = 0; k0 < width; k0 += t_.k_chunk) {
+      const int64_t kc = Min(t_.k_chunk, width - k0);
+      LocalTensor<T> a = a_l0_.template AllocTensor<T>();
+      LoadZz(a, q_l1, k0 / kFractal, kc / kFractal);
+      a_l0_.EnQue(a);
+      a = a_l0_.template DeQue<T>();
+      // The NZ fractals of the kv rows' columns [k0, k0 + kc) are the Zn fractals of their
+      // transpose, in order: one LoadData.
+      LocalTensor<T> b = b_l0_.template AllocTensor<T>();
+      AscendC::LoadData2DParams ld;
+      ld.startIndex = static_cast<uint16_t>(k0 / kFractal * key_blocks);
+      ld.repeatTimes = static_cast<uint8_t>(kc / kFractal * key_blocks);
+      ld.srcStride = 1;
+      ld.sid = 0;
+      ld.dstGap = 0;
+      ld.ifTranspose = false;
+      ld.addrMode = 0;
+      AscendC::LoadData(b, kv, ld);
+      b_l0_.EnQue(b);
+      b = b_l0_.template DeQue<T>();
+      AscendC::MmadParams mp;
+      mp.m = MmadRows();
+      mp.n = static_cast<uint16_t>(kt);
+      mp.k = static_cast<uint16_t>(kc);
+      mp.cmatrixInitVal = k0 == 0;
+      AscendC::Mmad(c, a, b, mp);
+      a_l0_.FreeTensor(a);
+      b_l0_.FreeTensor(b);
+    }
+    c_l0_.EnQue(c);
+    c = c_l0_.template DeQue<float>();
+    AscendC::FixpipeParamsV220 fp;
+    fp.nSize = static_cast<uint16_t>(kt);
+    fp.mSize = static_cast<uint16_t>(t_.heads);
+    fp.srcStride = static_cast<uint16_t>(t_.m_pad);
+    fp.dstStride = static_cast<uint32_t>(kt);
+    fp.reluEn = false;
+    AscendC::Fixpipe(s_slots_[static_cast<uint64_t>(SlotOf(tile) * t_.s_slot_floats)], c, fp);
+    c_l0_.FreeTensor(c);
+    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(kScoresReady + SlotOf(tile));
+  }
+
+  // O_t = P.V of the tile once the AIVs published P -> O slot; published to the AIVs.
+  __aicore__ inline void ValueTile(const LocalTensor<T>& kv, int64_t tile) {
+    const int64_t kt = t_.tile_keys, key_blocks = kt / kFractal, nc = t_.n_chunk;
+    const int32_t slot = SlotOf(tile);
+    AscendC::CrossCoreWaitFlag(kProbsReady + slot);
+    LocalTensor<T> p = p_l1_.template AllocTensor<T>();
+    LoadNz(p, p_slots_[static_cast<uint64_t>(slot * t_.p_slot_elems)], t_.heads, kt, t_.m_pad);
+    p_l1_.EnQue(p);
+    p = p_l1_.template DeQue<T>();
+    LocalTensor<T> a = a_l0_.template AllocTensor<T>();
+    LoadZz(a, p, 0, key_blocks);
+    p_l1_.FreeTensor(p);
+    a_l0_.EnQue(a);
+    a = a_l0_.template DeQue<T>();
+    for (int64_t n0 = 0; n0 < t_.head_dim; n0 += nc) {
+      // V [keys, columns n0 .. n0 + nc): per key block, its nc / 16 fractals (one per column
+      // block, key_blocks apart in L1), each transposed: the Zn layout of V itself.
+      LocalTensor<T> b = b_l0_.template AllocTensor<T>();
+      const int64_t col_block = (t_.value_col + n0) / kFractal;
+      for (int64_t kb = 0; kb < key_blocks; ++kb) {
+        AscendC::LoadData2DParams ld;
+        ld.startIndex = static_cast<uint16_t>(col_block * key_blocks + kb);
+        ld.repeatTimes = static_cast<uint8_t>(nc / kFractal);
+        ld.srcStride = static_cast<uint16_t>(key_blocks);
+        ld.sid = 0;
+        ld.dstGap = 0;
+        ld.ifTranspose = true;
+        ld.addrMode = 0;
+        AscendC::LoadData(b[static_cast<uint32_t>(kb * nc * kFractal)], kv, ld);
+      }
+      b_l0_.EnQue(b);
+      b = b_l0_.template DeQue<T>();
+      LocalTensor<float> c = c_l0_.template AllocTensor<float>();
+      AscendC::MmadParams mp;
+      mp.m = MmadRows();
+      mp.n = static_cast<uint16_t>(nc);
+      mp.k = static_cast<uint16_t>(kt);
+      mp.cmatrixInitVal = true;
+      AscendC::Mmad(c, a, b, mp);
+      b_l0_.FreeTensor(b);
+      c_l0_.EnQue(c);
+      c = c_l0_.template DeQue<float>();
+      AscendC::FixpipeParamsV220 fp;
+      fp.nSize = static_cast<uint16_t>(nc);
+      fp.mSize = static_cast<uint16_t>(t_.heads);
+      fp.srcStride = static_cast<uint16_t>(t_.m_pad);
+      fp.dstStride = static_cast<uint32_t>(t_.head_dim);
+      fp.reluEn = false;
+      AscendC::Fixpipe(o_slots_[static_cast<uint64_t>(slot * t_.o_slot_floats + n0)], c, fp);
+      c_l0_.FreeTensor(c);
+    }
+    a_l0_.FreeTensor(a);
+    AscendC::CrossCoreSetFlag<2, PIPE_FIX>(kOutReady + slot);
+  }
+
+  AscendC::TPipe pipe_;
+  AscendC::TQue<AscendC::TPosition::A1, 1> q_l1_, p_l1_;
+  AscendC::TQue<AscendC::TPosition::B1, 1> kv_l1_;
+  AscendC::TQue<AscendC::TPosition::A2, 1> a_l0_;
+  AscendC::TQue<AscendC::TPosition::B2, 1> b_l0_;
+  AscendC::TQue<AscendC::TPosition::CO1, 1> c_l0_;
+  GlobalTensor<T> query_, query_rope_, p_slots_;
+  GlobalTensor<float> s_slots_, o_slots_;
+  Rows rows_;
+  Gather<T> gather_;
+  SparseFlashAttentionTiling t_;
+};
+
+}  // namespace sparse_flash_attention

@@ -1,0 +1,175 @@
+// What every core of sparse_flash_attention agrees on: the geometry of a flat query row (its
+// batch, act_q, act_kv, causal threshold and n: the contract's normalisation) and the share of
+// rows of a group (AIC GetBlockIdx(), AIV GetBlockIdx() / GetTaskRatio()). The AIC and the two
+// AIVs of a group walk the same rows in the same order: that keeps their hand-offs paired.
+#pragma once
+#include "kernel_operator.h"
+#include "aop_kernel/core_share.h"
+#include "kernel/sparse_flash_attention_tiling.h"
+
+namespace sparse_flash_attention {
+
+using AscendC::GlobalTensor;
+using AscendC::LocalTensor;
+
+constexpr int32_t kFractal = 16;  // rows (and 32-byte columns) of one L1 / L0 fractal
+
+__aicore__ inline int64_t Min(int64_t a, int64_t b) { return a < b ? a : b; }
+__aicore__ inline int64_t Max(int64_t a, int64_t b) { return a > b ? a : b; }
+__aicore__ inline int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+__aicore__ inline int64_t CeilDiv(int64_t v, int64_t m) { return (v + m - 1) / m; }
+
+// An int32 GM tensor read one entry at a time by the scalar unit (lengths, block table: inputs).
+class Int32Gm {
+ public:
+  __aicore__ inline void Init(GM_ADDR data) {
+    present_ = data != nullptr;
+    if (present_) gm_.SetGlobalBuffer((__gm__ int32_t*)data);
+  }
+  __aicore__ inline bool Present() const { return present_; }
+  __aicore__ inline int64_t Get(int64_t i) const { return static_cast<int64_t>(gm_.GetValue(i)); }
+
+ private:
+  GlobalTensor<int32_t> gm_;
+  bool present_ = false;
+};
+
+// One flat query row q: BSND row b * S1 + r, TND row q of the cumulative ends.
+struct Row {
+  int64_t q;         // flat query row (also the row of sparse_indices and of the outputs)
+  int64_t batch;     // B for a TND row past the last end
+  bool in_batch;     // false: outside every batch (zero-filled)
+  int64_t act_q;
+  int64_t act_kv;
+  int64_t r;         // row within the batch
+  int64_t kv_base;   // first key row of the batch (BSND / TND), 0 for PA_BSND
+  int64_t thr;       // positions < thr are in the window
+  int64_t n;         // entries of the row read: min(K, ceil(thr / sbs)), 0 when thr <= 0
+};
+
+class Rows {
+ public:
+  __aicore__ inline void Init(const SparseFlashAttentionTiling& t, GM_ADDR lengths_q, GM_ADDR lengths_kv,
+                              int64_t group) {
+    t_ = &t;
+    lengths_q_.Init(t.has_lengths_q ? lengths_q : nullptr);
+    lengths_kv_.Init(t.has_lengths_kv ? lengths_kv : nullptr);
+    const aop_kernel::CoreShare share = aop_kernel::ShareOf(group, t.rows_per_core, t.cores_with_extra);
+    begin_ = share.begin;
+    end_ = share.end;
+  }
+  __aicore__ inline int64_t Begin() const { return begin_; }
+  __aicore__ inline int64_t End() const { return end_; }
+  __aicore__ inline int64_t Total() const { return t_->layout_query == 1 ? t_->q_rows : t_->batch * t_->q_rows; }
+
+  // The geometry of flat row q (lengths checked before any core reads through it).
+  __aicore__ inline Row Get(int64_t q) const {
+    const SparseFlashAttentionTiling& t = *t_;
+    Row x{};
+    x.q = q;
+    int64_t q_begin = 0;
+    if (t.layout_query == 1) {  // TND: the batch whose cumulative rows hold q
+      x.batch = BatchOf(q);
+      if (x.batch < t.batch) {
+        q_begin = x.batch > 0 ? lengths_q_.Get(x.batch - 1) : 0;
+        x.act_q = lengths_q_.Get(x.batch) - q_begin;
+      }
+    } else {
+      x.batch = q / t.q_rows;
+      q_begin = x.batch * t.q_rows;
+      x.act_q = lengths_q_.Present() ? lengths_q_.Get(x.batch) : t.q_rows;
+    }
+    x.r = q - q_begin;
+    x.in_batch = x.batch < t.batch && x.r < x.act_q;
+    if (!x.in_batch) return x;
+    KvOf(x.batch, x.act_kv, x.kv_base);
+    x.thr = t.sparse_mode == 0 ? x.act_kv : x.act_kv - x.act_q + x.r + 1;
+    x.n = x.thr > 0 ? Min(t.topk, CeilDiv(x.thr, t.sparse_block_size)) : 0;
+    return x;
+  }
+
+  // act_kv and the first key row of batch b.
+  __aicore__ inline void KvOf(int64_t b, int64_t& act_kv, int64_t& kv_base) const {
+    const SparseFlashAttentionTiling& t = *t_;
+    kv_base = 0;
+    if (t.layout_kv == 1) {  // TND: cumulative ends
+      kv_base = b > 0 ? lengths_kv_.Get(b - 1) : 0;
+      act_kv = lengths_kv_.Get(b) - kv_base;
+    } else if (t.layout_kv == 0) {
+      kv_base = b * t.key_rows;
+      act_kv = lengths_kv_.Present() ? lengths_kv_.Get(b) : t.key_rows;
+    } else {
+      act_kv = lengths_kv_.Get(b);
+    }
+  }
+
+  // TND: the batch b with end[b - 1] <= q < end[b], B when q is past the last end.
+  __aicore__ inline int64_t BatchOf(int64_t q) const {
+    int64_t lo = 0, hi = t_->batch;  // the first b with end[b] > q
+    while (lo < hi) {
+      const int64_t mid = (lo + hi) / 2;
+      if (lengths_q_.Get(mid) > q) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    return lo;
+  }
+
+ private:
+  const SparseFlashAttentionTiling* t_ = nullptr;
+  Int32Gm lengths_q_, lengths_kv_;
+  int64_t begin_ = 0;
+  int64_t end_ = 0;
+};
+
+// The selected positions of a row in the contract's order (the first n entries; -1 stops; an
+// entry whose block starts at or past thr is skipped; sbs consecutive positions per entry, cut
+// at thr), read from GM by the scalar unit, a run of consecutive positions at a time.
+class Positions {
+ public:
+  __aicore__ inline void Init(GM_ADDR sparse_indices, const SparseFlashAttentionTiling& t) {
+    indices_.SetGlobalBuffer((__gm__ int32_t*)sparse_indices);
+    sbs_ = t.sparse_block_size;
+    topk_ = t.topk;
+  }
+  __aicore__ inline void Start(const Row& x) {
+    base_ = x.q * topk_;
+    n_ = x.n;
+    thr_ = x.thr;
+    entry_ = 0;
+    lo_ = hi_ = 0;
+  }
+  // Whether the row has another position (reads entries up to its next run).
+  __aicore__ inline bool More() {
+    while (lo_ >= hi_) {
+      if (entry_ >= n_) return false;
+      const int64_t v = static_cast<int64_t>(indices_.GetValue(base_ + entry_));
+      ++entry_;
+      if (v < 0) {  // -1 ends the row (< -1 is an error of the check phase: never reached)
+        entry_ = n_;
+        return false;
+      }
+      lo_ = v * sbs_;
+      hi_ = Min(lo_ + sbs_, thr_);
+    }
+    return true;
+  }
+  // The next run [p, p + len) of at most `most` consecutive positions; false when the row has
+  // no more.
+  __aicore__ inline bool Next(int64_t most, int64_t& p, int64_t& len) {
+    if (!More()) return false;
+    p = lo_;
+    len = Min(hi_ - lo_, most);
+    lo_ += len;
+    return true;
+  }
+
+ private:
+  GlobalTensor<int32_t> indices_;
+  int64_t sbs_ = 1, topk_ = 0;
+  int64_t base_ = 0, n_ = 0, thr_ = 0, entry_ = 0, lo_ = 0, hi_ = 0;
+};
+
+}  // namespace sparse_flash_attention

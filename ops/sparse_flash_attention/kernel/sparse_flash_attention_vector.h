@@ -1,0 +1,293 @@
+// The AIV side of sparse_flash_attention: the two AIVs of a group split each row's heads (AIV 0
+// heads [0, heads_per_aiv), AIV 1 the rest) and keep, per own head, the running max m and sum l
+// (float32) and the output accumulator acc [D] (float32) in UB. Per row: the number of selected
+// positions |P| from the row's first n indices (UB copies, scalar walk); no position: zeros.
+// Per tile (the AIC's hand-offs, kernel/sparse_flash_attention_handshake.h):
+//   softmax    S (float32, GM slot) * scale; per head the tile max -> m' = max(m, max), alpha =
+//              exp(m - m'); e = exp(s - m') (0 on the tile's padding); l = l * alpha + sum(e);
+//              P = e rounded to the input dtype -> GM P slot;
+//   accumulate after the AIC's P.V of the tile: acc = acc * alpha + O_t.
+// At the row's end: out = acc / l rounded to the input dtype once; softmax_max = m,
+// softmax_sum = l. The accumulate of tile t runs after the softmax of tile t + 1 (the AIC's P.V
+// of tile t overlaps it). Every hand-off between pipes is explicit (queue events,
+// SetFlag/WaitFlag with FetchEventID ids, PipeBarrier<PIPE_V> between dependent vector ops).
+#pragma once
+#include "kernel/sparse_flash_attention_handshake.h"
+#include "kernel/sparse_flash_attention_rows.h"
+
+namespace sparse_flash_attention {
+
+constexpr int32_t kBlockFloats = 8;  // floats of one 32-byte block
+
+// Scratch floats of ReduceMax / ReduceSum over n floats: one value per 64-float repeat and
+// the second level's, rounded up (ReduceMax.md); never less than one repeat.
+__aicore__ inline int64_t WorkFloats(int64_t n) { return RoundUp(n, 64) + 64; }
+
+template <typename T>
+class Vector {
+ public:
+  __aicore__ inline void Init(GM_ADDR sparse_indices, GM_ADDR lengths_q, GM_ADDR lengths_kv, GM_ADDR attention_out,
+                              GM_ADDR softmax_max, GM_ADDR softmax_sum, GM_ADDR slots,
+                              const SparseFlashAttentionTiling& tiling) {
+    t_ = tiling;
+    const int64_t group = AscendC::GetBlockIdx() / AscendC::GetTaskRatio();
+    rows_.Init(t_, lengths_q, lengths_kv, group);
+    const int64_t sub = AscendC::GetSubBlockIdx();
+    h0_ = Min(sub * t_.heads_per_aiv, t_.heads);
+    hn_ = Min(h0_ + t_.heads_per_aiv, t_.heads) - h0_;
+    indices_.SetGlobalBuffer((__gm__ int32_t*)sparse_indices);
+    out_.SetGlobalBuffer((__gm__ T*)attention_out);
+    if (t_.has_lse) {
+      max_.SetGlobalBuffer((__gm__ float*)softmax_max);
+      sum_.SetGlobalBuffer((__gm__ float*)softmax_sum);
+    }
+    GM_ADDR mine = slots + group * t_.workspace_per_aic;
+    s_slots_.SetGlobalBuffer((__gm__ float*)mine);
+    o_slots_.SetGlobalBuffer((__gm__ float*)mine + 2 * t_.s_slot_floats);
+    p_slots_.SetGlobalBuffer((__gm__ T*)((__gm__ float*)mine + 2 * t_.s_slot_floats + 2 * t_.o_slot_floats));
+
+    const uint32_t kt = static_cast<uint32_t>(t_.tile_keys), d = static_cast<uint32_t>(t_.head_dim);
+    const uint32_t sh = static_cast<uint32_t>(t_.softmax_heads), oh = static_cast<uint32_t>(t_.out_heads);
+    const uint32_t hp = static_cast<uint32_t>(RoundUp(t_.heads_per_aiv, kBlockFloats));
+    pipe_.InitBuffer(s_in_, 2, sh * kt * sizeof(float));
+    pipe_.InitBuffer(p_out_, 2, sh * kt * sizeof(T));
+    pipe_.InitBuffer(o_in_, 2, oh * d * sizeof(float));
+    pipe_.InitBuffer(y_out_, 2, oh * d * sizeof(T));
+    pipe_.InitBuffer(acc_buf_, static_cast<uint32_t>(t_.heads_per_aiv) * d * sizeof(float));
+    pipe_.InitBuffer(max_buf_, hp * sizeof(float));
+    pipe_.InitBuffer(sum_buf_, hp * sizeof(float));
+    pipe_.InitBuffer(alpha_buf_, 2 * hp * sizeof(float));
+    pipe_.InitBuffer(zero_buf_, hp * sizeof(float));
+    pipe_.InitBuffer(diff_buf_, static_cast<uint32_t>(RoundUp(sh, kBlockFloats)) * sizeof(float));
+    pipe_.InitBuffer(red_buf_, static_cast<uint32_t>(RoundUp(2 * sh, kBlockFloats)) * sizeof(float));
+    pipe_.InitBuffer(work_buf_, static_cast<uint32_t>(WorkFloats(kt)) * sizeof(float));
+    pipe_.InitBuffer(mask_buf_, kt * sizeof(float));
+    pipe_.InitBuffer(idx_buf_, static_cast<uint32_t>(t_.index_chunk) * sizeof(int32_t));
+    AscendC::Duplicate(zero_buf_.Get<float>(), 0.0f, static_cast<int32_t>(hp));
+    Sync<AscendC::HardEvent::V_MTE3>();
+  }
+
+  __aicore__ inline void Process() {
+    int64_t tile = 0;  // the group's tiles so far: the hand-off slots (as the AIC counts them)
+    for (int64_t q = rows_.Begin(); q < rows_.End(); ++q) {
+      const Row x = rows_.Get(q);
+      const int64_t total = x.in_batch ? Count(x) : 0;
+      if (total == 0) {
+        ZeroRow(x.q);
+        continue;
+      }
+      BeginRow();
+      const int64_t tiles = CeilDiv(total, t_.tile_keys);
+      for (int64_t i = 0; i < tiles; ++i) {
+        Softmax(tile + i, Min(t_.tile_keys, total - i * t_.tile_keys));
+        if (i > 0) Accumulate(tile + i - 1);
+      }
+      Accumulate(tile + tiles - 1);
+      EndRow(x.q);
+      tile += tiles;
+    }
+  }
+
+ private:
+  template <AscendC::HardEvent kEvent>
+  __aicore__ inline void Sync() {
+    const int32_t id = static_cast<int32_t>(pipe_.FetchEventID(kEvent));
+    AscendC::SetFlag<kEvent>(id);
+    AscendC::WaitFlag<kEvent>(id);
+  }
+
+  // |P| of row x: the positions its first n entries select (the contract's loop).
+  __aicore__ inline int64_t Count(const Row& x) {
+    const AscendC::LocalTensor<int32_t> ub = idx_buf_.Get<int32_t>();
+    const int64_t sbs = t_.sparse_block_size;
+    int64_t total = 0;
+    for (int64_t i = 0; i < x.n; i += t_.index_chunk) {
+      const int64_t count = Min(x.n - i, t_.index_chunk);
+      Sync<AscendC::HardEvent::S_MTE2>();  // the previous chunk was read
+      AscendC::DataCopyExtParams params{1, static_cast<uint32_t>(count * 4), 0, 0, 0};
+      AscendC::DataCopyPadExtParams<int32_t> pad{false, 0, 0, 0};
+      AscendC::DataCopyPad(ub, indices_[static_cast<uint64_t>(x.q * t_.topk + i)], params, pad);
+      Sync<AscendC::HardEvent::MTE2_S>();
+      for (int64_t j = 0; j < count; ++j) {
+        const int64_t v = static_cast<int64_t>(ub.GetValue(static_cast<uint32_t>(j)));
+        if (v < 0) return total;  // -1 ends the row
+        const int64_t lo = v * sbs;
+        if (lo < x.thr) total += Min(lo + sbs, x.thr) - lo;
+      }
+    }
+    return total;
+  }
+
+  __aicore__ inline void BeginRow() {
+    if (hn_ == 0) return;
+    Sync<AscendC::HardEvent::MTE3_V>();  // the last row's lse copies read max / sum
+    AscendC::Duplicate(acc_buf_.Get<float>(), 0.0f, static_cast<int32_t>(hn_ * t_.head_dim));
+    AscendC::Duplicate(max_buf_.Get<float>(), -__builtin_huge_valf(), static_cast<int32_t>(hn_));
+    AscendC::Duplicate(sum_buf_.Get<float>(), 0.0f, static_cast<int32_t>(hn_));
+    AscendC::PipeBarrier<PIPE_V>();
+    Sync<AscendC::HardEvent::V_S>();  // the scalar unit updates max / sum
+  }
+
+  // Tile `tile` (c real positions): S -> P, the running max / sum, alpha for its accumulate.
+  __aicore__ inline void Softmax(int64_t tile, int64_t c) {
+    const int32_t slot = SlotOf(tile);
+    const int64_t kt = t_.tile_keys;
+    AscendC::CrossCoreWaitFlag(kScoresReady + slot);
+    if (hn_ > 0) {
+      const LocalTensor<float> mask = mask_buf_.Get<float>();
+      if (c < kt) {  // the tile's padding gets probability 0
+        Sync<AscendC::HardEvent::V_S>();  // the last row's masked Muls have read the mask
+        for (int64_t j = 0; j < kt; ++j) mask.SetValue(static_cast<uint32_t>(j), j < c ? 1.0f : 0.0f);
+        Sync<AscendC::HardEvent::S_V>();
+      }
+      const LocalTensor<float> red = red_buf_.Get<float>(), work = work_buf_.Get<float>();
+      const LocalTensor<float> diff = diff_buf_.Get<float>(), maxes = max_buf_.Get<float>(), sums = sum_buf_.Get<float>();
+      const LocalTensor<float> alpha = AlphaOf(slot);
+      const int32_t n = static_cast<int32_t>(kt);
+      for (int64_t g0 = 0; g0 < hn_; g0 += t_.softmax_heads) {
+        const int64_t hc = Min(t_.softmax_heads, hn_ - g0);
+        LocalTensor<float> s = s_in_.AllocTensor<float>();
+        AscendC::DataCopy(s, s_slots_[static_cast<uint64_t>(slot * t_.s_slot_floats + (h0_ + g0) * kt)],
+                          static_cast<uint32_t>(hc * kt));
+        s_in_.EnQue(s);
+        s = s_in_.DeQue<float>();
+        AscendC::Muls(s, s, t_.scale_value, static_cast<int32_t>(hc * kt));
+        AscendC::PipeBarrier<PIPE_V>();
+        for (int64_t i = 0; i < hc; ++i) AscendC::ReduceMax(red[static_cast<uint32_t>(2 * i)], HeadRow(s, i), work, n);
+        Sync<AscendC::HardEvent::V_S>();
+        for (int64_t i = 0; i < hc; ++i) {
+          const uint32_t g = static_cast<uint32_t>(g0 + i);
+          const float old = maxes.GetValue(g), tile_max = red.GetValue(static_cast<uint32_t>(2 * i));
+          const float now = tile_max > old ? tile_max : old;
+          maxes.SetValue(g, now);
+          diff.SetValue(static_cast<uint32_t>(i), old - now);  // -inf on the row's first tile: alpha 0
+        }
+        Sync<AscendC::HardEvent::S_V>();
+        AscendC::Exp(alpha[static_cast<uint32_t>(g0)], diff, static_cast<int32_t>(hc));
+        for (int64_t i = 0; i < hc; ++i) {
+          AscendC::Adds(HeadRow(s, i), HeadRow(s, i), -maxes.GetValue(static_cast<uint32_t>(g0 + i)), n);
+        }
+        AscendC::PipeBarrier<PIPE_V>();
+        AscendC::Exp(s, s, static_cast<int32_t>(hc * kt));
+        AscendC::PipeBarrier<PIPE_V>();
+        if (c < kt) {
+          for (int64_t i = 0; i < hc; ++i) AscendC::Mul(HeadRow(s, i), HeadRow(s, i), mask, n);
+          AscendC::PipeBarrier<PIPE_V>();
+        }
+        for (int64_t i = 0; i < hc; ++i) AscendC::ReduceSum(red[static_cast<uint32_t>(2 * i)], HeadRow(s, i), work, n);
+        LocalTensor<T> p = p_out_.AllocTensor<T>();
+        AscendC::Cast(p, s, AscendC::RoundMode::CAST_RINT, static_cast<int32_t>(hc * kt));
+        p_out_.EnQue(p);
+        s_in_.FreeTensor(s);
+        p = p_out_.DeQue<T>();
+        AscendC::DataCopy(p_slots_[static_cast<uint64_t>(slot * t_.p_slot_elems + (h0_ + g0) * kt)], p,
+                          static_cast<uint32_t>(hc * kt));
+        p_out_.FreeTensor(p);
+        Sync<AscendC::HardEvent::V_S>();  // the sums and alpha
+        for (int64_t i = 0; i < hc; ++i) {
+          const uint32_t g = static_cast<uint32_t>(g0 + i);
+          sums.SetValue(g, sums.GetValue(g) * alpha.GetValue(g) + red.GetValue(static_cast<uint32_t>(2 * i)));
+        }
+        Sync<AscendC::HardEvent::S_V>();  // the next chunk's reductions rewrite red
+      }
+    }
+    AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(kProbsReady + slot);  // after the P copies
+  }
+
+  // acc = acc * alpha + O_t of tile `tile`, once the AIC's P.V of it is in the O slot.
+  __aicore__ inline void Accumulate(int64_t tile) {
+    const int32_t slot = SlotOf(tile);
+    AscendC::CrossCoreWaitFlag(kOutReady + slot);
+    if (hn_ == 0) return;
+    const int64_t d = t_.head_dim;
+    const LocalTensor<float> acc = acc_buf_.Get<float>(), alpha = AlphaOf(slot);
+    for (int64_t g0 = 0; g0 < hn_; g0 += t_.out_heads) {
+      const int64_t hc = Min(t_.out_heads, hn_ - g0);
+      LocalTensor<float> o = o_in_.AllocTensor<float>();
+      AscendC::DataCopy(o, o_slots_[static_cast<uint64_t>(slot * t_.o_slot_floats + (h0_ + g0) * d)],
+                        static_cast<uint32_t>(hc * d));
+      o_in_.EnQue(o);
+      o = o_in_.DeQue<float>();
+      for (int64_t i = 0; i < hc; ++i) {
+        const uint32_t at = static_cast<uint32_t>((g0 + i) * d);
+        AscendC::Muls(acc[at], acc[at], alpha.GetValue(static_cast<uint32_t>(g0 + i)), static_cast<int32_t>(d));
+      }
+      AscendC::PipeBarrier<PIPE_V>();
+      AscendC::Add(acc[static_cast<uint32_t>(g0 * d)], acc[static_cast<uint32_t>(g0 * d)], o,
+                   static_cast<int32_t>(hc * d));
+      AscendC::PipeBarrier<PIPE_V>();
+      o_in_.FreeTensor(o);
+    }
+  }
+
+  // out = acc / l in the input dtype; softmax_max / softmax_sum = m / l.
+  __aicore__ inline void EndRow(int64_t q) {
+    if (hn_ == 0) return;
+    const int64_t d = t_.head_dim;
+    const LocalTensor<float> acc = acc_buf_.Get<float>(), sums = sum_buf_.Get<float>();
+    for (int64_t g0 = 0; g0 < hn_; g0 += t_.out_heads) {
+      const int64_t hc = Min(t_.out_heads, hn_ - g0);
+      for (int64_t i = 0; i < hc; ++i) {
+        const uint32_t at = static_cast<uint32_t>((g0 + i) * d);
+        const float inv = 1.0f / sums.GetValue(static_cast<uint32_t>(g0 + i));
+        AscendC::Muls(acc[at], acc[at], inv, static_cast<int32_t>(d));
+      }
+      AscendC::PipeBarrier<PIPE_V>();
+      LocalTensor<T> y = y_out_.AllocTensor<T>();
+      AscendC::Cast(y, acc[static_cast<uint32_t>(g0 * d)], AscendC::RoundMode::CAST_RINT, static_cast<int32_t>(hc * d));
+      y_out_.EnQue(y);
+      y = y_out_.DeQue<T>();
+      AscendC::DataCopy(out_[static_cast<uint64_t>((q * t_.heads + h0_ + g0) * d)], y, static_cast<uint32_t>(hc * d));
+      y_out_.FreeTensor(y);
+    }
+    if (t_.has_lse) {
+      Sync<AscendC::HardEvent::S_MTE3>();  // max / sum were written by the scalar unit
+      WriteLse(max_buf_.Get<float>(), sum_buf_.Get<float>(), q);
+    }
+  }
+
+  // A row without positions, or outside every batch: zeros (and zero lse).
+  __aicore__ inline void ZeroRow(int64_t q) {
+    if (hn_ == 0) return;
+    const int64_t d = t_.head_dim;
+    for (int64_t g0 = 0; g0 < hn_; g0 += t_.out_heads) {
+      const int64_t hc = Min(t_.out_heads, hn_ - g0);
+      LocalTensor<T> y = y_out_.AllocTensor<T>();
+      AscendC::Duplicate(y.template ReinterpretCast<int16_t>(), static_cast<int16_t>(0), static_cast<int32_t>(hc * d));
+      y_out_.EnQue(y);
+      y = y_out_.DeQue<T>();
+      AscendC::DataCopy(out_[static_cast<uint64_t>((q * t_.heads + h0_ + g0) * d)], y, static_cast<uint32_t>(hc * d));
+      y_out_.FreeTensor(y);
+    }
+    if (t_.has_lse) WriteLse(zero_buf_.Get<float>(), zero_buf_.Get<float>(), q);
+  }
+
+  __aicore__ inline void WriteLse(const LocalTensor<float>& m, const LocalTensor<float>& l, int64_t q) {
+    AscendC::DataCopyExtParams params{1, static_cast<uint32_t>(hn_ * sizeof(float)), 0, 0, 0};
+    const uint64_t at = static_cast<uint64_t>(q * t_.heads + h0_);
+    AscendC::DataCopyPad(max_[at], m, params);
+    AscendC::DataCopyPad(sum_[at], l, params);
+  }
+
+  __aicore__ inline LocalTensor<float> HeadRow(const LocalTensor<float>& s, int64_t i) const {
+    return s[static_cast<uint32_t>(i * t_.tile_keys)];
+  }
+  __aicore__ inline LocalTensor<float> AlphaOf(int32_t slot) {
+    return alpha_buf_.Get<float>()[static_cast<uint32_t>(slot * RoundUp(t_.heads_per_aiv, kBlockFloats))];
+  }
+
+  AscendC::TPipe pipe_;
+  AscendC::TQue<AscendC::TPosition::VECIN, 1> s_in_, o_in_;
+  AscendC::TQue<AscendC::TPosition::VECOUT, 1> p_out_, y_out_;
+  AscendC::TBuf<AscendC::TPosition::VECCALC> acc_buf_, max_buf_, sum_buf_, alpha_buf_, zero_buf_, diff_buf_, red_buf_,
+      work_buf_, mask_buf_, idx_buf_;
+  GlobalTensor<int32_t> indices_;
+  GlobalTensor<T> out_, p_slots_;
+  GlobalTensor<float> max_, sum_, s_slots_, o_slots_;
+  Rows rows_;
+  SparseFlashAttentionTiling t_;
+  int64_t h0_ = 0;  // first own head
+  int64_t hn_ = 0;  // own heads
+};
+
+}  // namespace sparse_flash_attention
