@@ -1,0 +1,202 @@
+// The launch tiling of sparse_flash_attention's AscendC kernel (MIX 1:2), from common's tiling
+// cache. Work: the flat query rows, shared out evenly over min(rows, AICs) groups. Tiles: the
+// largest tile_keys (a multiple of 16, at most kMaxTileKeys) whose cube operands fit the
+// platform's L1 (q tile once, P tile once, two gathered kv tiles), L0C (two float32 tiles of
+// m_pad x max(tile_keys, n_chunk)) and whose AIV buffers fit the UB; then the widest Q.K^T column
+// chunk L0A / L0B hold twice, and the widest P.V output chunk (dividing D) L0B / L0C hold twice.
+// Every size below mirrors an InitBuffer call of the kernel (kernel/sparse_flash_attention_cube.h,
+// _vector.h, _check.h): a change there changes it here.
+#include <algorithm>
+#include <string>
+
+#include "ascend_ops/cache.hpp"
+#include "ascend_ops/error.hpp"
+#include "ascend_ops/hash.hpp"
+#include "ascend_ops/kernel_launch.hpp"
+#include "ascend_ops/tensor.hpp"
+#include "host/sparse_flash_attention.h"
+
+namespace aop::sparse_flash_attention {
+namespace {
+
+constexpr int64_t kFractal = 16;
+constexpr int64_t kMaxTileKeys = 256;  // positions per hand-off at most
+constexpr int64_t kMaxChunk = 256;     // columns per Q.K^T Mmad / P.V Fixpipe at most
+constexpr int64_t kMaxLoadRepeat = 255;  // LoadData2DParams::repeatTimes is a uint8_t
+constexpr int64_t kMaxSoftmaxHeads = 16;
+constexpr int64_t kMaxOutHeads = 8;
+constexpr int64_t kMaxIndexChunk = 1024;
+constexpr int64_t kUbAlign = 32;
+constexpr int64_t kSlotAlign = 512;
+
+int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+int64_t ub(int64_t bytes) { return round_up(bytes, kUbAlign); }
+
+struct Shape {
+  int64_t heads, head_dim, rope_dim, elem, kv_width, m_pad, heads_per_aiv;
+};
+
+// One AIV's UB (Vector::Init's InitBuffer calls).
+int64_t vector_ub(const Shape& s, int64_t kt, int64_t sh, int64_t oh, int64_t index_chunk) {
+  const int64_t hp = round_up(s.heads_per_aiv, 8), d = s.head_dim;
+  return 2 * ub(sh * kt * 4) + 2 * ub(sh * kt * s.elem)  // S in, P out
+         + 2 * ub(oh * d * 4) + 2 * ub(oh * d * s.elem)  // O in, output rows out
+         + ub(s.heads_per_aiv * d * 4)                   // acc
+         + 3 * ub(hp * 4) + ub(2 * hp * 4)               // max, sum, zero; alpha x 2
+         + ub(round_up(sh, 8) * 4) + ub(round_up(2 * sh, 8) * 4)  // diff, reductions
+         + ub((round_up(kt, 64) + 64) * 4)               // reduction scratch (WorkFloats)
+         + ub(kt * 4) + ub(index_chunk * 4);             // mask, index chunk
+}
+
+// The check phase's UB (DataCheck::Run), released before the vector side's.
+int64_t check_ub(int64_t block_dim, int64_t index_chunk) {
+  return std::max(index_chunk * 4, (2 * block_dim * kSfaCheckWords + kSfaCheckWords) * 8);
+}
+
+bool l1_fits(const Shape& s, int64_t kt, const aop_platform& p) {
+  return (s.m_pad * (s.head_dim + s.rope_dim) + s.m_pad * kt + 2 * kt * s.kv_width) * s.elem <= p.l1_bytes;
+}
+
+SparseFlashAttentionTiling compute_kernel(const Args& a, const Dims& d, const aop_platform& p) {
+  SparseFlashAttentionTiling t{};
+  t.batch = d.batch;
+  t.q_rows = d.q_rows;
+  t.key_rows = d.key_rows;
+  t.heads = d.heads_q;
+  t.head_dim = d.head_dim;
+  t.rope_dim = d.rope_dim;
+  t.topk = d.topk;
+  t.block_size = d.block_size;
+  t.num_blocks = d.num_blocks;
+  t.max_blocks = d.max_blocks;
+  t.kv_block_stride = d.kv_block_stride;
+  t.rope_block_stride = d.rope_block_stride;
+  t.sparse_block_size = a.sparse_block_size;
+  t.scale_value = static_cast<float>(a.scale_value);
+  t.sparse_mode = static_cast<int32_t>(a.sparse_mode);
+  t.layout_query = static_cast<int32_t>(a.layout_query);
+  t.layout_kv = static_cast<int32_t>(a.layout_kv);
+  t.dtype = a.query.dtype == AOP_DTYPE_BFLOAT16 ? 1 : 0;
+  t.has_lengths_q = a.actual_seq_lengths_query ? 1 : 0;
+  t.has_lengths_kv = a.actual_seq_lengths_kv ? 1 : 0;
+  t.value_is_key = d.value_is_key ? 1 : 0;
+  t.has_lse = a.softmax_max ? 1 : 0;
+
+  Shape s{};
+  s.heads = d.heads_q;
+  s.head_dim = d.head_dim;
+  s.rope_dim = d.rope_dim;
+  s.elem = static_cast<int64_t>(aop_dtype_size(a.query.dtype));
+  s.kv_width = d.head_dim + d.rope_dim + (d.value_is_key ? 0 : d.head_dim);
+  s.m_pad = round_up(d.heads_q, kFractal);
+  s.heads_per_aiv = (d.heads_q + 1) / 2;
+  t.m_pad = static_cast<int32_t>(s.m_pad);
+  t.heads_per_aiv = static_cast<int32_t>(s.heads_per_aiv);
+  t.kv_width = static_cast<int32_t>(s.kv_width);
+  t.value_col = static_cast<int32_t>(d.value_is_key ? 0 : d.head_dim + d.rope_dim);
+  t.index_chunk = static_cast<int32_t>(std::min(round_up(d.topk, 8), kMaxIndexChunk));
+
+  // Work: the flat query rows over the AICs.
+  const int64_t rows = a.layout_query == Layout::kTND ? d.q_rows : d.batch * d.q_rows;
+  const int64_t aics = std::max<int32_t>(1, p.aic_cores);
+  t.block_dim = static_cast<int32_t>(std::clamp<int64_t>(rows, 1, aics));
+  t.rows_per_core = static_cast<int32_t>(rows / t.block_dim);
+  t.cores_with_extra = static_cast<int32_t>(rows % t.block_dim);
+
+  // Head chunks of the AIV: S / P chunks a multiple of 8 heads (the alpha rows they write start
+  // 32-byte aligned) unless one chunk holds all of an AIV's heads.
+  const int64_t hpa = s.heads_per_aiv;
+  const auto chunk_of = [&](int64_t most) { return hpa <= most ? std::max<int64_t>(hpa, 1) : most; };
+  const int64_t width = d.head_dim + d.rope_dim;
+  for (int64_t kt = kMaxTileKeys; kt >= kFractal && t.tile_keys == 0; kt -= kFractal) {
+    if (!l1_fits(s, kt, p) || 2 * s.m_pad * kt * 4 > p.l0c_bytes || kt / kFractal > kMaxLoadRepeat) continue;
+    // The largest P.V output chunk dividing D that L0B / L0C hold twice.
+    int64_t nc = 0;
+    for (int64_t c = std::min(kMaxChunk, d.head_dim); c >= kFractal && nc == 0; c -= kFractal) {
+      if (d.head_dim % c == 0 && 2 * kt * c * s.elem <= p.l0b_bytes && 2 * s.m_pad * c * 4 <= p.l0c_bytes) nc = c;
+    }
+    // The widest Q.K^T column chunk L0A / L0B hold twice (one LoadData: repeats <= 255).
+    int64_t kc = 0;
+    for (int64_t c = std::min(kMaxChunk, round_up(width, kFractal)); c >= kFractal && kc == 0; c -= kFractal) {
+      if (2 * s.m_pad * c * s.elem <= p.l0a_bytes && 2 * kt * c * s.elem <= p.l0b_bytes &&
+          (c / kFractal) * (kt / kFractal) <= kMaxLoadRepeat) {
+        kc = c;
+      }
+    }
+    if (nc == 0 || kc == 0 || 2 * s.m_pad * kt * s.elem > p.l0a_bytes) continue;
+    int64_t sh = chunk_of(kMaxSoftmaxHeads), oh = chunk_of(kMaxOutHeads);
+    while (vector_ub(s, kt, sh, oh, t.index_chunk) > p.ub_bytes && (sh > 8 || oh > 1)) {
+      if (oh > 1) {
+        oh /= 2;
+      } else {
+        sh -= 8;
+      }
+    }
+    if (vector_ub(s, kt, sh, oh, t.index_chunk) > p.ub_bytes) continue;
+    t.tile_keys = static_cast<int32_t>(kt);
+    t.k_chunk = static_cast<int32_t>(kc);
+    t.n_chunk = static_cast<int32_t>(nc);
+    t.softmax_heads = static_cast<int32_t>(sh);
+    t.out_heads = static_cast<int32_t>(oh);
+  }
+  if (t.tile_keys == 0 || check_ub(t.block_dim, t.index_chunk) > p.ub_bytes) {
+    throw aop::Error(AOP_VALUE_ERROR, "sparse_flash_attention: no kernel tiling fits " + std::string(p.soc) +
+                                          " (UB " + std::to_string(p.ub_bytes) + ", L1 " + std::to_string(p.l1_bytes) +
+                                          " bytes) for N1 = " + std::to_string(d.heads_q) +
+                                          ", D = " + std::to_string(d.head_dim) + ", Dr = " + std::to_string(d.rope_dim));
+  }
+  t.s_slot_floats = d.heads_q * t.tile_keys;
+  t.p_slot_elems = d.heads_q * t.tile_keys;
+  t.o_slot_floats = d.heads_q * d.head_dim;
+  t.workspace_per_aic =
+      round_up((2 * t.s_slot_floats + 2 * t.o_slot_floats) * 4 + 2 * t.p_slot_elems * s.elem, kSlotAlign);
+  // MIX 1:2: a check slot per AIV (two per AIC), then a verdict line per AIC
+  t.slots_offset = round_up(static_cast<int64_t>(launch::check_slots_bytes(3 * static_cast<int64_t>(t.block_dim),
+                                                                           kSfaCheckWords)),
+                            kSlotAlign);
+  return t;
+}
+
+}  // namespace
+
+size_t kernel_workspace_bytes(const SparseFlashAttentionTiling& t) {
+  return static_cast<size_t>(t.slots_offset + t.block_dim * t.workspace_per_aic);
+}
+
+int64_t kernel_ub_bytes(const SparseFlashAttentionTiling& t) {
+  Shape s{};
+  s.heads = t.heads;
+  s.head_dim = t.head_dim;
+  s.rope_dim = t.rope_dim;
+  s.elem = 2;
+  s.kv_width = t.kv_width;
+  s.m_pad = t.m_pad;
+  s.heads_per_aiv = t.heads_per_aiv;
+  return std::max(vector_ub(s, t.tile_keys, t.softmax_heads, t.out_heads, t.index_chunk),
+                  check_ub(t.block_dim, t.index_chunk));
+}
+
+SparseFlashAttentionTiling kernel_tiling(const Args& a, const Dims& d, const aop_platform& platform) {
+  KeyBuilder key("sparse_flash_attention.kernel");
+  key.add_tensor(TensorView(a.query))
+      .add_tensor(TensorView(a.key))
+      .add_tensor(TensorView(a.sparse_indices))
+      .add_tensor(TensorView(*a.query_rope))
+      .add_tensor(TensorView(*a.key_rope))
+      .add_int(static_cast<int64_t>(a.layout_query))
+      .add_int(static_cast<int64_t>(a.layout_kv))
+      .add_int(d.batch)
+      .add_int(d.max_blocks)
+      .add_int(a.sparse_block_size)
+      .add_int(a.sparse_mode)
+      .add_float(a.scale_value)
+      .add_bool(d.value_is_key)
+      .add_bool(a.actual_seq_lengths_query.has_value())
+      .add_bool(a.actual_seq_lengths_kv.has_value())
+      .add_bool(a.softmax_max.has_value())
+      .add_platform(platform);
+  return tiling_cache().get_or_compute_pod<SparseFlashAttentionTiling>(key,
+                                                                       [&] { return compute_kernel(a, d, platform); });
+}
+
+}  // namespace aop::sparse_flash_attention
