@@ -1,0 +1,140 @@
+"""The AscendC kernel through the emulator against the float64 reference, within the contract's
+tolerance (sfa_cases.assert_matches), on the Ascend910B2 and Ascend910B4 presets, and checks of
+the launch report (the work split, the UB budget, the gather: each selected latent row read once
+when value is key).
+
+The kernel is a MIX 1:2 launch (one AIC and two AIVs per group, cross-core hand-offs through GM
+slots); the emulator's race detector, hang, data-cache and event-id checks run on every case.
+The matrix: BSND / TND query; PA_BSND / BSND / TND kv; sparse_block_size 1 and > 1; sparse_mode
+0 and 3; -1 tails, entries outside the causal window, empty rows, rows outside every batch
+(act_q < S1, TND rows past the last end); value is key and value a separate equal copy;
+return_softmax_lse on and off; N1 in {1, 16, 128}; K small and 2048; bfloat16 and float16.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ascend_ops.common.loader import load_native
+from ascend_ops.sparse_flash_attention import reference, sparse_flash_attention
+
+from sfa_cases import Shape, assert_matches, make, reference_args
+
+core = load_native("ascend_ops.sparse_flash_attention", "core")
+if not core.HAS_EMU:
+    pytest.skip("the emulator build is off (AOP_WITH_EMU): no emu backend to test", allow_module_level=True)
+
+D, DR = 512, 64
+B2, B4 = "Ascend910B2", "Ascend910B4"
+AICS = {B2: 24, B4: 20}
+
+
+def npu_shape(act_q, act_kv, n1, k, block_size=64, sbs=1, s1_pad=0, s2_pad=3):
+    return Shape(tuple(act_q), tuple(act_kv), n1, D, DR, k, block_size=block_size, sbs=sbs, s1_pad=s1_pad,
+                 s2_pad=s2_pad)
+
+
+# (id, shape, layout_query, layout_kv, dtype, sparse_mode, lse, value_is_key, order, soc)
+# A representative matrix, not the full product (the emulator is slow: a decode row of N1 = 128
+# and K = 2048 is 0.3 G multiply-adds emulated one by one).
+CASES = [
+    ("decode-N1=128-K=2048", npu_shape((1,), (5000,), 128, 2048, block_size=128),
+     "BSND", "PA_BSND", "bfloat16", 3, True, True, "in_order", B2),
+    ("decode-N1=16-K=2048-TND-B=3", npu_shape((1, 1, 1), (3000, 700, 2100), 16, 2048, block_size=128),
+     "TND", "PA_BSND", "float16", 3, True, True, "in_order", B4),
+    ("N1=1-BSND-BSND-mode0", npu_shape((2, 1), (90, 40), 1, 64), "BSND", "BSND", "bfloat16", 0, True, True,
+     "both", B2),
+    ("sbs=4-rows-outside-batches", npu_shape((3, 2), (300, 130), 16, 100, block_size=64, sbs=4, s1_pad=2),
+     "BSND", "PA_BSND", "float16", 3, True, True, "both", B4),
+    ("TND-TND-value-copy", npu_shape((3, 2), (400, 77), 16, 300), "TND", "TND", "bfloat16", 3, True, False,
+     "both", B2),
+    ("sbs=16-mode0-no-lse", npu_shape((2, 1), (700, 300), 16, 40, block_size=128, sbs=16), "BSND", "PA_BSND",
+     "float16", 0, False, True, "both", B2),
+    ("empty-rows-act_q>act_kv", npu_shape((6, 2), (3, 0), 16, 8, block_size=16), "BSND", "PA_BSND", "bfloat16", 3,
+     True, True, "both", B4),
+    ("prefill-N1=128-K=16", npu_shape((4,), (300,), 128, 16, block_size=32), "BSND", "PA_BSND", "float16", 3, True,
+     True, "in_order", B4),
+    ("BSND-query-TND-kv-mode0", npu_shape((2, 3), (260, 90), 16, 64), "TND", "PA_BSND", "float16", 0, True, False,
+     "both", B4),
+]
+
+
+def run_emu(args, mode, lse, order, soc):
+    result = core.run_emu(**args, sparse_mode=mode, return_softmax_lse=lse, order=order, soc=soc)
+    return result[:-1], result[-1]
+
+
+def flat_rows(args):
+    q = args["query"]
+    return q.shape[0] if args["layout_query"] == "TND" else q.shape[0] * q.shape[1]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c[0])
+def test_matches_reference(case):
+    _, shape, lq, lkv, dtype, mode, lse, vik, order, soc = case
+    args = make(shape, lq, lkv, dtype, seed=len(shape.act_q) + mode, value_is_key=vik)
+    outs, report = run_emu(args, mode, lse, order, soc)
+    assert outs[0].dtype == args["query"].dtype
+    assert_matches(outs, args, dtype, mode, lse=lse)
+    if not lse:
+        assert outs[1] is None and outs[2] is None
+    assert report["kernel_name"] == "sparse_flash_attention_kernel"
+    assert len(report["orders"]) == (2 if order == "both" else 1)
+    tiling = core.kernel_tiling(**args, sparse_mode=mode, return_softmax_lse=lse, soc=soc)
+    # MIX 1:2: one group per AIC at most, the flat query rows shared out over them
+    assert report["block_dim"] == tiling["block_dim"] == min(flat_rows(args), AICS[soc])
+    assert 0 < report["max_ub_high_water"] <= tiling["ub_bytes"] <= 196608
+
+
+def test_the_api_runs_the_emulator():
+    """backend="emu" through the public function: the same bytes as core.run_emu."""
+    case = CASES[3]
+    args = make(case[1], "BSND", "PA_BSND", "float16", seed=2)
+    out, m, l = sparse_flash_attention(**args, sparse_mode=3, return_softmax_lse=True, backend="emu")
+    assert_matches((out, m, l), args, "float16", 3)
+    outs, _ = run_emu(args, 3, True, "in_order", B2)
+    assert out.tobytes() == outs[0].tobytes() and m.tobytes() == outs[1].tobytes()
+
+
+def gathered_rows(args, mode, tile_keys):
+    """Rows the AIC gathers: each row's positions in tiles of tile_keys (the last one padded)."""
+    kw = reference_args(args)
+    key_rows = args["key"].shape[1] if args["layout_kv"] == "BSND" else None
+    total = 0
+    for row in reference.rows(args["query"], args["sparse_indices"], kw.get("actual_seq_lengths_query"),
+                              kw.get("actual_seq_lengths_kv"), key_rows, args["layout_query"], args["layout_kv"],
+                              mode, args["sparse_block_size"]):
+        total += math.ceil(len(row.positions) / tile_keys) * tile_keys
+    return total
+
+
+@pytest.mark.parametrize("sbs", [1, 4])
+def test_value_is_key_reads_each_latent_row_once(sbs):
+    """With value aliasing key each gathered latent row serves as K and V (one read); a separate
+    value costs exactly one more latent row per gathered position. The cube work is the same."""
+    shape = npu_shape((2, 1), (500, 300), 16, 64, block_size=64, sbs=sbs)
+    args = make(shape, "BSND", "PA_BSND", "bfloat16", seed=9)
+    _, shared = run_emu(args, 3, False, "in_order", B2)
+    args["value"] = args["key"].copy()
+    _, separate = run_emu(args, 3, False, "in_order", B2)
+    tiling = core.kernel_tiling(**args, sparse_mode=3)
+    rows = gathered_rows(args, 3, tiling["tile_keys"])
+    assert rows > 0
+    extra = separate["totals"]["gm_to_local"]["bytes"] - shared["totals"]["gm_to_local"]["bytes"]
+    assert extra == rows * D * 2
+    assert separate["totals"]["cube_macs"] == shared["totals"]["cube_macs"]
+
+
+def test_tiling_fits_the_platform():
+    decode = make(npu_shape((1,) * 32, (4096,) * 32, 128, 2048, block_size=128), "BSND", "PA_BSND", "bfloat16")
+    for soc in (B2, B4):
+        t = core.kernel_tiling(**decode, sparse_mode=3, soc=soc)
+        assert t["block_dim"] == AICS[soc]
+        assert t["tile_keys"] % 16 == 0 and t["m_pad"] == 128
+        assert 2 * t["m_pad"] * t["tile_keys"] * 4 <= 131072  # two S tiles in L0C
+        assert t["ub_bytes"] <= 196608
+    small = make(npu_shape((1,), (300,), 16, 64), "BSND", "PA_BSND", "float16")
+    t = core.kernel_tiling(**small, sparse_mode=3)
+    assert t["block_dim"] == 1 and t["m_pad"] == 16 and t["heads_per_aiv"] == 8
