@@ -17,7 +17,8 @@
 
 namespace sparse_flash_attention {
 
-constexpr int32_t kBlockFloats = 8;  // floats of one 32-byte block
+constexpr int32_t kBlockFloats = 8;    // floats of one 32-byte block
+constexpr int32_t kRepeatFloats = 64;  // floats of one 256-byte vector repeat
 
 // Scratch floats of ReduceMax / ReduceSum over n floats: one value per 64-float repeat and
 // the second level's, rounded up (ReduceMax.md); never less than one repeat.
@@ -62,6 +63,7 @@ class Vector {
     pipe_.InitBuffer(red_buf_, static_cast<uint32_t>(RoundUp(2 * sh, kBlockFloats)) * sizeof(float));
     pipe_.InitBuffer(work_buf_, static_cast<uint32_t>(WorkFloats(kt)) * sizeof(float));
     pipe_.InitBuffer(mask_buf_, kt * sizeof(float));
+    pipe_.InitBuffer(blocks_buf_, sh * kBlockFloats * sizeof(float));
     pipe_.InitBuffer(idx_buf_, static_cast<uint32_t>(t_.index_chunk) * sizeof(int32_t));
     AscendC::Duplicate(zero_buf_.Get<float>(), 0.0f, static_cast<int32_t>(hp));
     Sync<AscendC::HardEvent::V_MTE3>();
@@ -142,15 +144,13 @@ class Vector {
       }
       const LocalTensor<float> red = red_buf_.Get<float>(), work = work_buf_.Get<float>();
       const LocalTensor<float> diff = diff_buf_.Get<float>(), maxes = max_buf_.Get<float>(), sums = sum_buf_.Get<float>();
-      const LocalTensor<float> alpha = AlphaOf(slot);
+      const LocalTensor<float> alpha = AlphaOf(slot), blocks = blocks_buf_.Get<float>();
       const int32_t n = static_cast<int32_t>(kt);
+      LoadScores(slot, 0);
       for (int64_t g0 = 0; g0 < hn_; g0 += t_.softmax_heads) {
         const int64_t hc = Min(t_.softmax_heads, hn_ - g0);
-        LocalTensor<float> s = s_in_.AllocTensor<float>();
-        AscendC::DataCopy(s, s_slots_[static_cast<uint64_t>(slot * t_.s_slot_floats + (h0_ + g0) * kt)],
-                          static_cast<uint32_t>(hc * kt));
-        s_in_.EnQue(s);
-        s = s_in_.DeQue<float>();
+        if (g0 + t_.softmax_heads < hn_) LoadScores(slot, g0 + t_.softmax_heads);  // overlaps this chunk
+        LocalTensor<float> s = s_in_.DeQue<float>();
         AscendC::Muls(s, s, t_.scale_value, static_cast<int32_t>(hc * kt));
         AscendC::PipeBarrier<PIPE_V>();
         for (int64_t i = 0; i < hc; ++i) AscendC::ReduceMax(red[static_cast<uint32_t>(2 * i)], HeadRow(s, i), work, n);
@@ -161,17 +161,16 @@ class Vector {
           const float now = tile_max > old ? tile_max : old;
           maxes.SetValue(g, now);
           diff.SetValue(static_cast<uint32_t>(i), old - now);  // -inf on the row's first tile: alpha 0
+          for (uint32_t k = 0; k < kBlockFloats; ++k) blocks.SetValue(static_cast<uint32_t>(i * kBlockFloats) + k, now);
         }
         Sync<AscendC::HardEvent::S_V>();
         AscendC::Exp(alpha[static_cast<uint32_t>(g0)], diff, static_cast<int32_t>(hc));
-        for (int64_t i = 0; i < hc; ++i) {
-          AscendC::Adds(HeadRow(s, i), HeadRow(s, i), -maxes.GetValue(static_cast<uint32_t>(g0 + i)), n);
-        }
+        PerHead(s, blocks, hc, true);  // s - m', each head's m' as a block of 8 copies
         AscendC::PipeBarrier<PIPE_V>();
         AscendC::Exp(s, s, static_cast<int32_t>(hc * kt));
         AscendC::PipeBarrier<PIPE_V>();
         if (c < kt) {
-          for (int64_t i = 0; i < hc; ++i) AscendC::Mul(HeadRow(s, i), HeadRow(s, i), mask, n);
+          PerHead(s, mask, hc, false);
           AscendC::PipeBarrier<PIPE_V>();
         }
         for (int64_t i = 0; i < hc; ++i) AscendC::ReduceSum(red[static_cast<uint32_t>(2 * i)], HeadRow(s, i), work, n);
@@ -201,16 +200,15 @@ class Vector {
     if (hn_ == 0) return;
     const int64_t d = t_.head_dim;
     const LocalTensor<float> acc = acc_buf_.Get<float>(), alpha = AlphaOf(slot);
+    LoadOut(slot, 0);
     for (int64_t g0 = 0; g0 < hn_; g0 += t_.out_heads) {
       const int64_t hc = Min(t_.out_heads, hn_ - g0);
-      LocalTensor<float> o = o_in_.AllocTensor<float>();
-      AscendC::DataCopy(o, o_slots_[static_cast<uint64_t>(slot * t_.o_slot_floats + (h0_ + g0) * d)],
-                        static_cast<uint32_t>(hc * d));
-      o_in_.EnQue(o);
-      o = o_in_.DeQue<float>();
-      for (int64_t i = 0; i < hc; ++i) {
+      if (g0 + t_.out_heads < hn_) LoadOut(slot, g0 + t_.out_heads);  // overlaps this chunk
+      LocalTensor<float> o = o_in_.DeQue<float>();
+      for (int64_t i = 0; i < hc; ++i) {  // alpha = 1 (the head's max did not move): nothing to rescale
         const uint32_t at = static_cast<uint32_t>((g0 + i) * d);
-        AscendC::Muls(acc[at], acc[at], alpha.GetValue(static_cast<uint32_t>(g0 + i)), static_cast<int32_t>(d));
+        const float a = alpha.GetValue(static_cast<uint32_t>(g0 + i));
+        if (a != 1.0f) AscendC::Muls(acc[at], acc[at], a, static_cast<int32_t>(d));
       }
       AscendC::PipeBarrier<PIPE_V>();
       AscendC::Add(acc[static_cast<uint32_t>(g0 * d)], acc[static_cast<uint32_t>(g0 * d)], o,
@@ -269,6 +267,44 @@ class Vector {
     AscendC::DataCopyPad(sum_[at], l, params);
   }
 
+  // Own heads [g0, g0 + softmax_heads) of S slot `slot` -> UB, queued in s_in_.
+  __aicore__ inline void LoadScores(int32_t slot, int64_t g0) {
+    const int64_t kt = t_.tile_keys, hc = Min(t_.softmax_heads, hn_ - g0);
+    LocalTensor<float> s = s_in_.AllocTensor<float>();
+    AscendC::DataCopy(s, s_slots_[static_cast<uint64_t>(slot * t_.s_slot_floats + (h0_ + g0) * kt)],
+                      static_cast<uint32_t>(hc * kt));
+    s_in_.EnQue(s);
+  }
+
+  // Own heads [g0, g0 + out_heads) of O slot `slot` -> UB, queued in o_in_.
+  __aicore__ inline void LoadOut(int32_t slot, int64_t g0) {
+    const int64_t d = t_.head_dim, hc = Min(t_.out_heads, hn_ - g0);
+    LocalTensor<float> o = o_in_.AllocTensor<float>();
+    AscendC::DataCopy(o, o_slots_[static_cast<uint64_t>(slot * t_.o_slot_floats + (h0_ + g0) * d)],
+                      static_cast<uint32_t>(hc * d));
+    o_in_.EnQue(o);
+  }
+
+  // Each of the hc head rows of s (tile_keys floats apart) with a row operand, 64 columns per
+  // level-0 instruction over all the rows: subtract = true: s[h, :] -= blocks[h] (a 32-byte block
+  // of 8 copies per head, read with block stride 0); false: s[h, :] *= row (the same row for every
+  // head, repeat stride 0).
+  __aicore__ inline void PerHead(const LocalTensor<float>& s, const LocalTensor<float>& operand, int64_t hc,
+                                 bool subtract) {
+    const int64_t kt = t_.tile_keys;
+    const uint8_t row_blocks = static_cast<uint8_t>(kt / kBlockFloats);
+    const AscendC::BinaryRepeatParams params(1, 1, subtract ? 0 : 1, row_blocks, row_blocks, subtract ? 1 : 0);
+    for (int64_t k = 0; k < kt; k += kRepeatFloats) {
+      const uint64_t mask = static_cast<uint64_t>(Min(kRepeatFloats, kt - k));
+      const uint32_t at = static_cast<uint32_t>(k);
+      if (subtract) {
+        AscendC::Sub(s[at], s[at], operand, mask, static_cast<uint8_t>(hc), params);
+      } else {
+        AscendC::Mul(s[at], s[at], operand[at], mask, static_cast<uint8_t>(hc), params);
+      }
+    }
+  }
+
   __aicore__ inline LocalTensor<float> HeadRow(const LocalTensor<float>& s, int64_t i) const {
     return s[static_cast<uint32_t>(i * t_.tile_keys)];
   }
@@ -277,10 +313,10 @@ class Vector {
   }
 
   AscendC::TPipe pipe_;
-  AscendC::TQue<AscendC::TPosition::VECIN, 1> s_in_, o_in_;
+  AscendC::TQue<AscendC::TPosition::VECIN, 2> s_in_, o_in_;  // depth 2: the next chunk is queued early
   AscendC::TQue<AscendC::TPosition::VECOUT, 1> p_out_, y_out_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> acc_buf_, max_buf_, sum_buf_, alpha_buf_, zero_buf_, diff_buf_, red_buf_,
-      work_buf_, mask_buf_, idx_buf_;
+      work_buf_, mask_buf_, blocks_buf_, idx_buf_;
   GlobalTensor<int32_t> indices_;
   GlobalTensor<T> out_, p_slots_;
   GlobalTensor<float> max_, sum_, s_slots_, o_slots_;
