@@ -172,7 +172,27 @@ TypeError, ValueError, IndexError naming the argument, the expected and the actu
   }
   // The tiling as `_core.kernel_tiling` shows it (the kernel's work split adds its fields).
   static std::vector<std::pair<const char*, int64_t>> tiling_fields(const Tiling& t) {
-    return {{"block_dim", t.block_dim}, {"ub_bytes", kernel_ub_bytes(t)}};
+    return {{"block_dim", t.block_dim},
+            {"rows_per_core", t.rows_per_core},
+            {"cores_with_extra", t.cores_with_extra},
+            {"m_pad", t.m_pad},
+            {"heads_per_aiv", t.heads_per_aiv},
+            {"tile_keys", t.tile_keys},
+            {"kv_width", t.kv_width},
+            {"value_col", t.value_col},
+            {"value_is_key", t.value_is_key},
+            {"k_chunk", t.k_chunk},
+            {"n_chunk", t.n_chunk},
+            {"softmax_heads", t.softmax_heads},
+            {"out_heads", t.out_heads},
+            {"index_chunk", t.index_chunk},
+            {"s_slot_floats", t.s_slot_floats},
+            {"p_slot_elems", t.p_slot_elems},
+            {"o_slot_floats", t.o_slot_floats},
+            {"workspace_per_aic", t.workspace_per_aic},
+            {"slots_offset", t.slots_offset},
+            {"workspace_bytes", static_cast<int64_t>(kernel_workspace_bytes(t))},
+            {"ub_bytes", kernel_ub_bytes(t)}};
   }
   static auto npu_launch() { return &sparse_flash_attention_launch; }
 #ifdef AOP_WITH_EMU
