@@ -110,21 +110,31 @@ def gathered_rows(args, mode, tile_keys):
     return total
 
 
-@pytest.mark.parametrize("sbs", [1, 4])
-def test_value_is_key_reads_each_latent_row_once(sbs):
-    """With value aliasing key each gathered latent row serves as K and V (one read); a separate
-    value costs exactly one more latent row per gathered position. The cube work is the same."""
-    shape = npu_shape((2, 1), (500, 300), 16, 64, block_size=64, sbs=sbs)
+def test_value_is_key_reads_each_latent_row_once():
+    """With value aliasing key each gathered latent row serves as K and V: one 1 KiB DMA per
+    gathered position (sbs = 1, positions never adjacent: every run is one position); a separate
+    value costs exactly one more 1 KiB DMA per gathered position. Rows of a tile past the row's
+    last position are gathered too (copies of it), so each row gathers its tiles in full."""
+    shape = npu_shape((2, 1), (500, 300), 16, 64, block_size=64)
     args = make(shape, "BSND", "PA_BSND", "bfloat16", seed=9)
-    _, shared = run_emu(args, 3, False, "in_order", B2)
-    args["value"] = args["key"].copy()
-    _, separate = run_emu(args, 3, False, "in_order", B2)
-    tiling = core.kernel_tiling(**args, sparse_mode=3)
-    rows = gathered_rows(args, 3, tiling["tile_keys"])
-    assert rows > 0
-    extra = separate["totals"]["gm_to_local"]["bytes"] - shared["totals"]["gm_to_local"]["bytes"]
-    assert extra == rows * D * 2
-    assert separate["totals"]["cube_macs"] == shared["totals"]["cube_macs"]
+    rng = np.random.default_rng(1)
+    idx = args["sparse_indices"].reshape(-1, shape.k)
+    for row in range(idx.shape[0]):  # even positions only (mode 0: all in the window), some -1 tails
+        b = row // (idx.shape[0] // 2)
+        idx[row] = rng.permutation(shape.act_kv[b] // 2)[:shape.k] * 2
+        if row % 2:
+            idx[row, 40:] = -1
+    for separate in (False, True):
+        if separate:
+            args["value"] = args["key"].copy()
+        _, report = run_emu(args, 0, False, "in_order", B2)
+        tiling = core.kernel_tiling(**args, sparse_mode=0)
+        assert tiling["value_is_key"] == (0 if separate else 1)
+        rows = gathered_rows(args, 0, tiling["tile_keys"])
+        latent_dmas = report["totals"]["gm_to_local"]["sizes"].get(D * 2, 0)
+        assert latent_dmas == (2 if separate else 1) * rows
+        # Q.K^T over D + Dr columns and P.V over D columns of every gathered row, for N1 heads
+        assert report["totals"]["cube_macs"] == rows * shape.n1 * (D + DR + D)
 
 
 def test_tiling_fits_the_platform():
