@@ -22,6 +22,7 @@ import sys
 import time
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 
 from ascend_ops.common.loader import load_native
@@ -35,8 +36,8 @@ MODEL_DECODE = [(n1, b) for n1 in (128, 32) for b in (1, 8, 32)]  # (N1, B)
 
 
 def _bf16(rng, shape):
-    """bfloat16 bit patterns (uint16) of standard normal values: core's dtype='bfloat16' input."""
-    return (rng.standard_normal(shape, dtype=np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    """Standard normal values as ml_dtypes.bfloat16."""
+    return rng.standard_normal(shape, dtype=np.float32).astype(ml_dtypes.bfloat16)
 
 
 def decode_case(n1: int, b: int, seed: int = 0) -> dict:
@@ -51,7 +52,7 @@ def decode_case(n1: int, b: int, seed: int = 0) -> dict:
                 block_table=rng.permutation(blocks).reshape(b, per_batch).astype(np.int32),
                 actual_seq_lengths_kv=np.full(b, KV_LEN, np.int32), query_rope=_bf16(rng, (b, 1, n1, DR)),
                 key_rope=_bf16(rng, (blocks, BLOCK_SIZE, 1, DR)), layout_query="BSND", layout_kv="PA_BSND",
-                sparse_mode=3, dtype="bfloat16")
+                sparse_mode=3)
 
 
 def timing_constants() -> dict:
@@ -118,14 +119,12 @@ def rows(batches=(2,)) -> list:
     for b in batches:
         args = decode_case(n1, b)
         args["sparse_indices"] = np.ascontiguousarray(args["sparse_indices"][..., :k])
-        dtype = args.pop("dtype")
         names = ("query", "key", "sparse_indices", "block_table", "actual_seq_lengths_kv", "query_rope", "key_rope")
         dev = {n: ascend_sim.to_device(args[n]) for n in names}
-        o = ascend_sim.empty(args["query"].shape, np.uint16)
+        o = ascend_sim.empty(args["query"].shape, ml_dtypes.bfloat16)
         call = lambda: core.run_npu_sim(**{n: d.array for n, d in dev.items()}, value=dev["key"].array,  # noqa: E731
                                         scale_value=args["scale_value"], attention_out=o.array,
-                                        stream=stream.handle, layout_query="BSND", layout_kv="PA_BSND",
-                                        dtype=dtype)
+                                        stream=stream.handle, layout_query="BSND", layout_kv="PA_BSND")
         out.append(npu_sim_bench.npu_sim_row(f"decode B={b} N1={n1} K={k} bf16 PA_BSND", call, stream, calls=10))
     stream.destroy()
     return out
