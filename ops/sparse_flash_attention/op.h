@@ -173,8 +173,10 @@ TypeError, ValueError, IndexError naming the argument, the expected and the actu
   // The tiling as `_core.kernel_tiling` shows it (the kernel's work split adds its fields).
   static std::vector<std::pair<const char*, int64_t>> tiling_fields(const Tiling& t) {
     return {{"block_dim", t.block_dim},
-            {"rows_per_core", t.rows_per_core},
+            {"splits", t.splits},
+            {"units_per_core", t.units_per_core},
             {"cores_with_extra", t.cores_with_extra},
+            {"combine_heads", t.combine_heads},
             {"m_pad", t.m_pad},
             {"heads_per_aiv", t.heads_per_aiv},
             {"tile_keys", t.tile_keys},
@@ -191,6 +193,9 @@ TypeError, ValueError, IndexError naming the argument, the expected and the actu
             {"o_slot_floats", t.o_slot_floats},
             {"workspace_per_aic", t.workspace_per_aic},
             {"slots_offset", t.slots_offset},
+            {"partial_floats", t.partial_floats},
+            {"partials_offset", t.partials_offset},
+            {"entries_offset", t.entries_offset},
             {"workspace_bytes", static_cast<int64_t>(kernel_workspace_bytes(t))},
             {"ub_bytes", kernel_ub_bytes(t)}};
   }

@@ -26,6 +26,7 @@ constexpr int64_t kMaxLoadRepeat = 255;  // LoadData2DParams::repeatTimes is a u
 constexpr int64_t kMaxSoftmaxHeads = 16;
 constexpr int64_t kMaxOutHeads = 8;
 constexpr int64_t kMaxIndexChunk = 1024;
+constexpr int64_t kMaxCombineHeads = 16;
 constexpr int64_t kUbAlign = 32;
 constexpr int64_t kSlotAlign = 512;
 
@@ -42,16 +43,25 @@ int64_t vector_ub(const Shape& s, int64_t kt, int64_t sh, int64_t oh, int64_t in
   return 2 * ub(sh * kt * 4) + 2 * ub(sh * kt * s.elem)  // S in, P out
          + 2 * ub(oh * d * 4) + 2 * ub(oh * d * s.elem)  // O in, output rows out
          + ub(s.heads_per_aiv * d * 4)                   // acc
-         + 3 * ub(hp * 4) + ub(2 * hp * 4)               // max, sum, zero; alpha x 2
+         + 4 * ub(hp * 4) + ub(2 * hp * 4)               // max, sum, zero, -inf; alpha x 2
          + ub(round_up(sh, 8) * 4) + ub(round_up(2 * sh, 8) * 4)  // diff, reductions
          + ub((round_up(kt, 64) + 64) * 4)               // reduction scratch (WorkFloats)
          + ub(kt * 4) + ub(sh * 8 * 4)                   // mask, each head's max as a block
          + ub(index_chunk * 4);                          // index chunk
 }
 
-// The check phase's UB (DataCheck::Run), released before the vector side's.
+// The check phase's UB (DataCheck::Run: index chunks and a staging word, later every slot),
+// released before the vector side's.
 int64_t check_ub(int64_t block_dim, int64_t index_chunk) {
-  return std::max(index_chunk * 4, (2 * block_dim * kSfaCheckWords + kSfaCheckWords) * 8);
+  return std::max(index_chunk * 4 + 32, (2 * block_dim * kSfaCheckWords + kSfaCheckWords) * 8);
+}
+
+// The combine's UB (Combine::Init), after the vector side's is released.
+int64_t combine_ub(int64_t heads, int64_t splits, int64_t head_dim, int64_t elem) {
+  const int64_t hg = round_up(heads, 8);
+  return 3 * ub(splits * hg * 4) + 3 * ub(hg * 4)                  // m, l, w; M, L, zeros
+         + ub(heads * head_dim * 4) + 2 * ub(heads * head_dim * 4)  // acc; partial accs in
+         + 2 * ub(heads * head_dim * elem);                         // output rows out
 }
 
 bool l1_fits(const Shape& s, int64_t kt, const aop_platform& p) {
@@ -97,12 +107,8 @@ SparseFlashAttentionTiling compute_kernel(const Args& a, const Dims& d, const ao
   t.value_col = static_cast<int32_t>(d.value_is_key ? 0 : d.head_dim + d.rope_dim);
   t.index_chunk = static_cast<int32_t>(std::min(round_up(d.topk, 8), kMaxIndexChunk));
 
-  // Work: the flat query rows over the AICs.
   const int64_t rows = a.layout_query == Layout::kTND ? d.q_rows : d.batch * d.q_rows;
   const int64_t aics = std::max<int32_t>(1, p.aic_cores);
-  t.block_dim = static_cast<int32_t>(std::clamp<int64_t>(rows, 1, aics));
-  t.rows_per_core = static_cast<int32_t>(rows / t.block_dim);
-  t.cores_with_extra = static_cast<int32_t>(rows % t.block_dim);
 
   // Head chunks of the AIV: S / P chunks a multiple of 8 heads (the alpha rows they write start
   // 32-byte aligned) unless one chunk holds all of an AIV's heads.
@@ -140,7 +146,23 @@ SparseFlashAttentionTiling compute_kernel(const Args& a, const Dims& d, const ao
     t.softmax_heads = static_cast<int32_t>(sh);
     t.out_heads = static_cast<int32_t>(oh);
   }
-  if (t.tile_keys == 0 || check_ub(t.block_dim, t.index_chunk) > p.ub_bytes) {
+  // Work: units of the flat query rows over the AICs. With fewer rows than AICs (decode) each
+  // row's entries are split so that rows * splits fill the AICs, as long as a split keeps about a
+  // tile of positions (K / splits entries of sbs positions each): flash-decoding, the partials
+  // combined by the AIVs after a SyncAll.
+  const int64_t tiles = std::max<int64_t>(1, d.topk * a.sparse_block_size / std::max<int32_t>(t.tile_keys, 1));
+  const int64_t splits = rows >= aics ? 1 : std::clamp<int64_t>(aics / std::max<int64_t>(rows, 1), 1, tiles);
+  const int64_t units = rows * splits;
+  t.splits = static_cast<int32_t>(splits);
+  t.block_dim = static_cast<int32_t>(std::clamp<int64_t>(units, 1, aics));
+  t.units_per_core = static_cast<int32_t>(units / t.block_dim);
+  t.cores_with_extra = static_cast<int32_t>(units % t.block_dim);
+  // The combine: the (row, head group) items spread over every AIV, at most kMaxCombineHeads heads each.
+  t.combine_heads = static_cast<int32_t>(
+      std::clamp<int64_t>((rows * d.heads_q + 2 * t.block_dim - 1) / (2 * t.block_dim), 1,
+                          std::min<int64_t>(d.heads_q, kMaxCombineHeads)));
+  if (t.tile_keys == 0 || check_ub(t.block_dim, t.index_chunk) > p.ub_bytes ||
+      (splits > 1 && combine_ub(t.combine_heads, splits, d.head_dim, s.elem) > p.ub_bytes)) {
     throw aop::Error(AOP_VALUE_ERROR, "sparse_flash_attention: no kernel tiling fits " + std::string(p.soc) +
                                           " (UB " + std::to_string(p.ub_bytes) + ", L1 " + std::to_string(p.l1_bytes) +
                                           " bytes) for N1 = " + std::to_string(d.heads_q) +
@@ -155,14 +177,16 @@ SparseFlashAttentionTiling compute_kernel(const Args& a, const Dims& d, const ao
   t.slots_offset = round_up(static_cast<int64_t>(launch::check_slots_bytes(3 * static_cast<int64_t>(t.block_dim),
                                                                            kSfaCheckWords)),
                             kSlotAlign);
+  t.partials_offset = t.slots_offset + t.block_dim * t.workspace_per_aic;
+  t.partial_floats = splits > 1 ? d.heads_q * d.head_dim + 2 * round_up(d.heads_q, 8) : 0;
+  t.entries_offset = t.partials_offset + round_up(units * t.partial_floats * 4, kSlotAlign);
+  t.workspace_bytes = t.entries_offset + (splits > 1 ? round_up(rows * 4, kSlotAlign) : 0);
   return t;
 }
 
 }  // namespace
 
-size_t kernel_workspace_bytes(const SparseFlashAttentionTiling& t) {
-  return static_cast<size_t>(t.slots_offset + t.block_dim * t.workspace_per_aic);
-}
+size_t kernel_workspace_bytes(const SparseFlashAttentionTiling& t) { return static_cast<size_t>(t.workspace_bytes); }
 
 int64_t kernel_ub_bytes(const SparseFlashAttentionTiling& t) {
   Shape s{};
@@ -173,8 +197,9 @@ int64_t kernel_ub_bytes(const SparseFlashAttentionTiling& t) {
   s.kv_width = t.kv_width;
   s.m_pad = t.m_pad;
   s.heads_per_aiv = t.heads_per_aiv;
-  return std::max(vector_ub(s, t.tile_keys, t.softmax_heads, t.out_heads, t.index_chunk),
-                  check_ub(t.block_dim, t.index_chunk));
+  return std::max({vector_ub(s, t.tile_keys, t.softmax_heads, t.out_heads, t.index_chunk),
+                   check_ub(t.block_dim, t.index_chunk),
+                   t.splits > 1 ? combine_ub(t.combine_heads, t.splits, t.head_dim, s.elem) : 0});
 }
 
 SparseFlashAttentionTiling kernel_tiling(const Args& a, const Dims& d, const aop_platform& platform) {

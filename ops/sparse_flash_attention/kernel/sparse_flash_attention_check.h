@@ -34,8 +34,11 @@ class DataCheck {
       AscendC::TPipe pipe;
       pipe_ = &pipe;
       const int64_t verdict_at = checkers * check::kWords;  // int64 words: after the slots' copy
-      pipe.InitBuffer(buf_, static_cast<uint32_t>(Max(static_cast<int64_t>(t.index_chunk) * 4,
+      // index chunks, then one word staging a row's E (splits > 1); later every slot
+      pipe.InitBuffer(buf_, static_cast<uint32_t>(Max(static_cast<int64_t>(t.index_chunk) * 4 + kStageBytes,
                                                       (verdict_at + check::kWords) * 8)));
+      if (t.splits > 1) entries_.SetGlobalBuffer((__gm__ int32_t*)(workspace + t.entries_offset));
+      stage_at_ = t.index_chunk;  // int32 words: after the index chunk (32-byte aligned: a multiple of 8)
       const int64_t me = AscendC::GetBlockIdx();
       const int64_t per = t.batch / checkers, extra = t.batch % checkers;
       const int64_t b0 = me * per + Min(me, extra);
@@ -160,14 +163,14 @@ class DataCheck {
         const int64_t thr = t.sparse_mode == 0 ? act_kv : act_kv - act_q + r + 1;
         const int64_t n = thr > 0 ? Min(t.topk, CeilDiv(thr, t.sparse_block_size)) : 0;
         const int64_t row = q_begin + r;
-        bool ended = false;
-        for (int64_t i = 0; i < n && !ended; i += t.index_chunk) {
+        int64_t entries = n;  // E: the entries before the first -1
+        for (int64_t i = 0; i < n && entries == n; i += t.index_chunk) {
           const int64_t count = Min(n - i, t.index_chunk);
           const AscendC::LocalTensor<int32_t> ub = Load(indices_, row * t.topk + i, count);
           for (int64_t j = 0; j < count; ++j) {
             const int64_t v = static_cast<int64_t>(ub.GetValue(static_cast<uint32_t>(j)));
             if (v == -1) {
-              ended = true;
+              entries = i + j;
               break;
             }
             if (v < -1) {
@@ -177,8 +180,20 @@ class DataCheck {
             }
           }
         }
+        if (t.splits > 1 && n > 0) WriteEntries(row, entries);
       }
     }
+  }
+
+  // E of a row into the workspace (read by the cores after the verdict: splits > 1).
+  __aicore__ inline void WriteEntries(int64_t row, int64_t entries) {
+    const AscendC::LocalTensor<int32_t> stage = buf_.Get<int32_t>()[static_cast<uint32_t>(stage_at_)];
+    if (staged_) check::Sync<AscendC::HardEvent::MTE3_S>(*pipe_);  // the last word was copied out
+    stage.SetValue(0, static_cast<int32_t>(entries));
+    check::Sync<AscendC::HardEvent::S_MTE3>(*pipe_);
+    AscendC::DataCopyExtParams params{1, 4, 0, 0, 0};
+    AscendC::DataCopyPad(entries_[static_cast<uint64_t>(row)], stage, params);
+    staged_ = true;
   }
 
   __aicore__ inline void Fail(int64_t* record, int64_t code, int64_t index, int64_t value, int64_t aux, int64_t c4) {
@@ -202,8 +217,11 @@ class DataCheck {
     return ub;
   }
 
+  static constexpr int64_t kStageBytes = 32;
   Int32Gm lengths_q_, lengths_kv_;
-  GlobalTensor<int32_t> table_, indices_;
+  GlobalTensor<int32_t> table_, indices_, entries_;
+  int64_t stage_at_ = 0;
+  bool staged_ = false;
   AscendC::TBuf<AscendC::TPosition::VECCALC> buf_;
   AscendC::TPipe* pipe_ = nullptr;
   bool loaded_ = false;

@@ -24,10 +24,12 @@ class Cube {
  public:
   __aicore__ inline void Init(GM_ADDR query, GM_ADDR query_rope, GM_ADDR key, GM_ADDR key_rope, GM_ADDR value,
                               GM_ADDR sparse_indices, GM_ADDR block_table, GM_ADDR lengths_q, GM_ADDR lengths_kv,
-                              GM_ADDR slots, const SparseFlashAttentionTiling& tiling) {
+                              GM_ADDR workspace, const SparseFlashAttentionTiling& tiling) {
     t_ = tiling;
     const int64_t group = AscendC::GetBlockIdx();
     rows_.Init(t_, lengths_q, lengths_kv, group);
+    rows_.SetEntries(workspace);
+    GM_ADDR slots = workspace + t_.slots_offset;
     gather_.Init(key, key_rope, value, sparse_indices, block_table, t_);
     query_.SetGlobalBuffer((__gm__ T*)query);
     query_rope_.SetGlobalBuffer((__gm__ T*)query_rope);
@@ -48,9 +50,9 @@ class Cube {
 
   __aicore__ inline void Process() {
     int64_t tile = 0;  // the group's tiles so far: the hand-off slots
-    for (int64_t q = rows_.Begin(); q < rows_.End(); ++q) {
-      const Row x = rows_.Get(q);
-      if (!x.in_batch || x.n == 0) continue;
+    for (int64_t u = rows_.Begin(); u < rows_.End(); ++u) {
+      const Row x = rows_.GetUnit(u);
+      if (x.e1 <= x.e0) continue;
       gather_.Start(x);
       if (!gather_.More()) continue;  // no position in the window: the AIVs zero the row
       ProcessRow(x, tile);

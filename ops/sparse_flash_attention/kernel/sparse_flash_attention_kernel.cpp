@@ -18,6 +18,7 @@
 #include "kernel_operator.h"
 #include "aop_kernel/load_tiling.h"
 #include "kernel/sparse_flash_attention_check.h"
+#include "kernel/sparse_flash_attention_combine.h"
 #include "kernel/sparse_flash_attention_cube.h"
 #include "kernel/sparse_flash_attention_tiling.h"
 #include "kernel/sparse_flash_attention_vector.h"
@@ -33,17 +34,26 @@ __aicore__ inline void Run(GM_ADDR query, GM_ADDR key, GM_ADDR value, GM_ADDR sp
     sparse_flash_attention::DataCheck check;
     if (!check.Run(lengths_q, lengths_kv, block_table, sparse_indices, workspace, error_record, tiling)) return;
   }
-  GM_ADDR slots = workspace + tiling.slots_offset;  // past the check slots and verdict lines
   if ASCEND_IS_AIC {
     sparse_flash_attention::Cube<T> cube;
-    cube.Init(query, query_rope, key, key_rope, value, sparse_indices, block_table, lengths_q, lengths_kv, slots,
-              tiling);
+    cube.Init(query, query_rope, key, key_rope, value, sparse_indices, block_table, lengths_q, lengths_kv,
+              workspace, tiling);
     cube.Process();
   }
   if ASCEND_IS_AIV {
-    sparse_flash_attention::Vector<T> vec;
-    vec.Init(sparse_indices, lengths_q, lengths_kv, attention_out, softmax_max, softmax_sum, slots, tiling);
-    vec.Process();
+    {
+      sparse_flash_attention::Vector<T> vec;
+      vec.Init(sparse_indices, lengths_q, lengths_kv, attention_out, softmax_max, softmax_sum, workspace, tiling);
+      vec.Process();
+    }  // its UB goes to the combine
+    if (tiling.splits > 1) {
+      // Every AIV's partials are in GM. isAIVOnly = true in a MIX kernel synchronises the AIVs
+      // only (SyncAll.md): the AICs are done with these units.
+      AscendC::SyncAll<true>();
+      sparse_flash_attention::Combine<T> combine;
+      combine.Init(attention_out, softmax_max, softmax_sum, workspace, tiling);
+      combine.Process();
+    }
   }
 }
 
@@ -57,8 +67,10 @@ __aicore__ inline void Run(GM_ADDR query, GM_ADDR key, GM_ADDR value, GM_ADDR sp
 // query_rope:     as query with Dr columns              key_rope: as key with Dr columns
 // attention_out:  as query                              softmax_max/sum: [B, 1, S1, N1] | [1, T1, N1]
 //                                                       float32 (nullptr unless has_lse)
-// workspace:      [2 * block_dim] 64-byte check slots, [block_dim] 64-byte verdict lines, then from
-//                 slots_offset per AIC 2 S slots, 2 O slots (float32), 2 P slots (input dtype)
+// workspace:      [2 * block_dim] 64-byte check slots, [block_dim] 64-byte verdict lines; from
+//                 slots_offset per AIC 2 S slots, 2 O slots (float32), 2 P slots (input dtype);
+//                 splits > 1: from partials_offset [units] partials (float32), from
+//                 entries_offset [rows] int32 (each row's entries before its first -1)
 // error_record:   64 bytes, 8 int64 (kernel/sparse_flash_attention_tiling.h), written only on an error
 extern "C" __global__ __aicore__ void sparse_flash_attention_kernel(
     GM_ADDR query, GM_ADDR key, GM_ADDR value, GM_ADDR sparse_indices, GM_ADDR block_table, GM_ADDR lengths_q,

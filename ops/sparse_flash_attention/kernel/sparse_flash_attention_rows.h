@@ -45,6 +45,10 @@ struct Row {
   int64_t kv_base;   // first key row of the batch (BSND / TND), 0 for PA_BSND
   int64_t thr;       // positions < thr are in the window
   int64_t n;         // entries of the row read: min(K, ceil(thr / sbs)), 0 when thr <= 0
+  // The unit: split `split` of the row reads entries [e0, e1) (splits = 1: [0, n), up to a -1)
+  int64_t unit;
+  int64_t split;
+  int64_t e0, e1;
 };
 
 class Rows {
@@ -54,9 +58,32 @@ class Rows {
     t_ = &t;
     lengths_q_.Init(t.has_lengths_q ? lengths_q : nullptr);
     lengths_kv_.Init(t.has_lengths_kv ? lengths_kv : nullptr);
-    const aop_kernel::CoreShare share = aop_kernel::ShareOf(group, t.rows_per_core, t.cores_with_extra);
+    const aop_kernel::CoreShare share = aop_kernel::ShareOf(group, t.units_per_core, t.cores_with_extra);
     begin_ = share.begin;
     end_ = share.end;
+  }
+  __aicore__ inline void SetEntries(GM_ADDR workspace) {
+    entries_.SetGlobalBuffer((__gm__ int32_t*)(workspace + t_->entries_offset));
+  }
+
+  // Unit u: split u % splits of row u / splits, with its entry range.
+  __aicore__ inline Row GetUnit(int64_t u) {
+    Row x = Get(u / t_->splits);
+    x.unit = u;
+    x.split = u % t_->splits;
+    x.e0 = 0;
+    x.e1 = x.in_batch ? x.n : 0;
+    if (t_->splits > 1 && x.in_batch && x.n > 0) {
+      // E: the row's entries before its first -1, written by the check phase (its line may be
+      // cached from an earlier launch: invalidated first)
+      GlobalTensor<int32_t> e = entries_[static_cast<uint64_t>(x.q)];
+      AscendC::DataCacheCleanAndInvalid<int32_t, AscendC::CacheLine::SINGLE_CACHE_LINE,
+                                        AscendC::DcciDst::CACHELINE_OUT>(e);
+      const int64_t entries = static_cast<int64_t>(e.GetValue(0));
+      x.e0 = x.split * entries / t_->splits;
+      x.e1 = (x.split + 1) * entries / t_->splits;
+    }
+    return x;
   }
   __aicore__ inline int64_t Begin() const { return begin_; }
   __aicore__ inline int64_t End() const { return end_; }
@@ -120,6 +147,7 @@ class Rows {
  private:
   const SparseFlashAttentionTiling* t_ = nullptr;
   Int32Gm lengths_q_, lengths_kv_;
+  GlobalTensor<int32_t> entries_;
   int64_t begin_ = 0;
   int64_t end_ = 0;
 };
@@ -136,9 +164,9 @@ class Positions {
   }
   __aicore__ inline void Start(const Row& x) {
     base_ = x.q * topk_;
-    n_ = x.n;
+    n_ = x.e1;
     thr_ = x.thr;
-    entry_ = 0;
+    entry_ = x.e0;
     lo_ = hi_ = 0;
   }
   // Whether the row has another position (reads entries up to its next run).

@@ -30,11 +30,17 @@ struct SparseFlashAttentionTiling {
   int32_t has_lse;            // 1: write softmax_max and softmax_sum
   // The work split and tiles (host/tiling.cpp)
   int32_t block_dim;          // AICs launched (2 * block_dim AIVs)
-  // Work items are the flat query rows (B * S1 or T1, rows outside every batch included: they
-  // are zero-filled), shared out contiguously: every group takes rows_per_core, the first
-  // cores_with_extra one more (aop_kernel/core_share.h).
-  int32_t rows_per_core;
+  // Work units: split s of flat query row q is unit q * splits + s (B * S1 or T1 rows, rows
+  // outside every batch included: they are zero-filled), shared out contiguously: every group
+  // takes units_per_core, the first cores_with_extra one more (aop_kernel/core_share.h).
+  // splits > 1 (fewer rows than AICs: decode): split s of a row takes entries
+  // [s * E / splits, (s + 1) * E / splits) of the row's E entries before its first -1 (among the
+  // n read; found by the check phase); its AIVs leave an unnormalised partial (acc, m, l) in GM,
+  // and after a SyncAll of the AIVs the partials of each row are combined (flash-decoding).
+  int32_t splits;
+  int32_t units_per_core;
   int32_t cores_with_extra;
+  int32_t combine_heads;      // splits > 1: heads of one combine item (a row's heads in groups of it)
   int32_t m_pad;              // N1 rounded up to 16: rows of the q / P tiles in L1 / L0A
   int32_t heads_per_aiv;      // ceil(N1 / 2): AIV 0 takes heads [0, heads_per_aiv), AIV 1 the rest
   int32_t tile_keys;          // selected positions per hand-off (multiple of 16): one S / P / O tile
@@ -50,6 +56,10 @@ struct SparseFlashAttentionTiling {
   int64_t o_slot_floats;      // N1 * D float32: one P.V tile (2 per AIC)
   int64_t workspace_per_aic;  // bytes of one AIC's slots (a multiple of 64)
   int64_t slots_offset;       // bytes of the check slots and verdict lines before the AICs' slots
+  int64_t partial_floats;     // splits > 1: float32 of one unit's partial: acc [N1, D], m [N1 -> 8k], l [N1 -> 8k]
+  int64_t partials_offset;    // bytes before the partials ([units, partial_floats] float32)
+  int64_t entries_offset;     // bytes before the rows' E ([rows] int32), written by the check phase
+  int64_t workspace_bytes;    // the whole GM workspace
 };
 
 // The in-kernel data checks (all or nothing; the host's check_data, in its order): the batches

@@ -28,11 +28,14 @@ template <typename T>
 class Vector {
  public:
   __aicore__ inline void Init(GM_ADDR sparse_indices, GM_ADDR lengths_q, GM_ADDR lengths_kv, GM_ADDR attention_out,
-                              GM_ADDR softmax_max, GM_ADDR softmax_sum, GM_ADDR slots,
+                              GM_ADDR softmax_max, GM_ADDR softmax_sum, GM_ADDR workspace,
                               const SparseFlashAttentionTiling& tiling) {
     t_ = tiling;
     const int64_t group = AscendC::GetBlockIdx() / AscendC::GetTaskRatio();
     rows_.Init(t_, lengths_q, lengths_kv, group);
+    rows_.SetEntries(workspace);
+    GM_ADDR slots = workspace + t_.slots_offset;
+    if (t_.splits > 1) partials_.SetGlobalBuffer((__gm__ float*)(workspace + t_.partials_offset));
     const int64_t sub = AscendC::GetSubBlockIdx();
     h0_ = Min(sub * t_.heads_per_aiv, t_.heads);
     hn_ = Min(h0_ + t_.heads_per_aiv, t_.heads) - h0_;
@@ -65,17 +68,23 @@ class Vector {
     pipe_.InitBuffer(mask_buf_, kt * sizeof(float));
     pipe_.InitBuffer(blocks_buf_, sh * kBlockFloats * sizeof(float));
     pipe_.InitBuffer(idx_buf_, static_cast<uint32_t>(t_.index_chunk) * sizeof(int32_t));
+    pipe_.InitBuffer(minus_inf_buf_, hp * sizeof(float));
     AscendC::Duplicate(zero_buf_.Get<float>(), 0.0f, static_cast<int32_t>(hp));
+    AscendC::Duplicate(minus_inf_buf_.Get<float>(), -__builtin_huge_valf(), static_cast<int32_t>(hp));
     Sync<AscendC::HardEvent::V_MTE3>();
   }
 
   __aicore__ inline void Process() {
     int64_t tile = 0;  // the group's tiles so far: the hand-off slots (as the AIC counts them)
-    for (int64_t q = rows_.Begin(); q < rows_.End(); ++q) {
-      const Row x = rows_.Get(q);
-      const int64_t total = x.in_batch ? Count(x) : 0;
+    for (int64_t u = rows_.Begin(); u < rows_.End(); ++u) {
+      const Row x = rows_.GetUnit(u);
+      const int64_t total = x.e1 > x.e0 ? Count(x) : 0;
       if (total == 0) {
-        ZeroRow(x.q);
+        if (t_.splits > 1) {
+          WritePartialStats(minus_inf_buf_.Get<float>(), zero_buf_.Get<float>(), u);  // empty: weight 0
+        } else {
+          ZeroRow(x.q);
+        }
         continue;
       }
       BeginRow();
@@ -85,9 +94,14 @@ class Vector {
         if (i > 0) Accumulate(tile + i - 1);
       }
       Accumulate(tile + tiles - 1);
-      EndRow(x.q);
+      if (t_.splits > 1) {
+        WritePartial(u);
+      } else {
+        EndRow(x.q);
+      }
       tile += tiles;
     }
+    pipe_.Destroy();  // its UB goes to the combine (splits > 1)
   }
 
  private:
@@ -98,13 +112,13 @@ class Vector {
     AscendC::WaitFlag<kEvent>(id);
   }
 
-  // |P| of row x: the positions its first n entries select (the contract's loop).
+  // |P| of unit x: the positions its entries [e0, e1) select (the contract's loop).
   __aicore__ inline int64_t Count(const Row& x) {
     const AscendC::LocalTensor<int32_t> ub = idx_buf_.Get<int32_t>();
     const int64_t sbs = t_.sparse_block_size;
     int64_t total = 0;
-    for (int64_t i = 0; i < x.n; i += t_.index_chunk) {
-      const int64_t count = Min(x.n - i, t_.index_chunk);
+    for (int64_t i = x.e0; i < x.e1; i += t_.index_chunk) {
+      const int64_t count = Min(x.e1 - i, t_.index_chunk);
       Sync<AscendC::HardEvent::S_MTE2>();  // the previous chunk was read
       AscendC::DataCopyExtParams params{1, static_cast<uint32_t>(count * 4), 0, 0, 0};
       AscendC::DataCopyPadExtParams<int32_t> pad{false, 0, 0, 0};
@@ -244,6 +258,24 @@ class Vector {
     }
   }
 
+  // splits > 1: the unit's unnormalised partial: acc [own heads, D], m and l of its own heads.
+  __aicore__ inline void WritePartial(int64_t u) {
+    if (hn_ == 0) return;
+    Sync<AscendC::HardEvent::V_MTE3>();  // the last accumulate
+    AscendC::DataCopy(partials_[static_cast<uint64_t>(u * t_.partial_floats + h0_ * t_.head_dim)], acc_buf_.Get<float>(),
+                      static_cast<uint32_t>(hn_ * t_.head_dim));
+    Sync<AscendC::HardEvent::S_MTE3>();  // max / sum were written by the scalar unit
+    WritePartialStats(max_buf_.Get<float>(), sum_buf_.Get<float>(), u);
+  }
+
+  __aicore__ inline void WritePartialStats(const LocalTensor<float>& m, const LocalTensor<float>& l, int64_t u) {
+    if (hn_ == 0) return;
+    AscendC::DataCopyExtParams params{1, static_cast<uint32_t>(hn_ * sizeof(float)), 0, 0, 0};
+    const uint64_t at = static_cast<uint64_t>(u * t_.partial_floats + t_.heads * t_.head_dim + h0_);
+    AscendC::DataCopyPad(partials_[at], m, params);
+    AscendC::DataCopyPad(partials_[at + static_cast<uint64_t>(RoundUp(t_.heads, kBlockFloats))], l, params);
+  }
+
   // A row without positions, or outside every batch: zeros (and zero lse).
   __aicore__ inline void ZeroRow(int64_t q) {
     if (hn_ == 0) return;
@@ -315,11 +347,11 @@ class Vector {
   AscendC::TPipe pipe_;
   AscendC::TQue<AscendC::TPosition::VECIN, 2> s_in_, o_in_;  // depth 2: the next chunk is queued early
   AscendC::TQue<AscendC::TPosition::VECOUT, 1> p_out_, y_out_;
-  AscendC::TBuf<AscendC::TPosition::VECCALC> acc_buf_, max_buf_, sum_buf_, alpha_buf_, zero_buf_, diff_buf_, red_buf_,
+  AscendC::TBuf<AscendC::TPosition::VECCALC> acc_buf_, max_buf_, sum_buf_, alpha_buf_, zero_buf_, minus_inf_buf_, diff_buf_, red_buf_,
       work_buf_, mask_buf_, blocks_buf_, idx_buf_;
   GlobalTensor<int32_t> indices_;
   GlobalTensor<T> out_, p_slots_;
-  GlobalTensor<float> max_, sum_, s_slots_, o_slots_;
+  GlobalTensor<float> max_, sum_, s_slots_, o_slots_, partials_;
   Rows rows_;
   SparseFlashAttentionTiling t_;
   int64_t h0_ = 0;  // first own head

@@ -1,0 +1,187 @@
+// The combine of split rows (splits > 1, after a SyncAll of the AIVs): every AIV takes an even
+// share of the (row, head group of combine_heads) items. Per item, from the splits' partials
+// (acc_s unnormalised, m_s, l_s per head; an empty split has m_s = -inf, l_s = 0):
+//   M = max_s m_s,  w_s = exp(m_s - M),  L = sum_s w_s * l_s,
+//   out = round(sum_s (w_s / L) * acc_s),  softmax_max = M,  softmax_sum = L,
+// and zeros (out and lse) for a row without any position (M = -inf: every split empty, the same
+// for all heads of the row). float32 throughout, one rounding of out.
+#pragma once
+#include "kernel/sparse_flash_attention_rows.h"
+
+namespace sparse_flash_attention {
+
+template <typename T>
+class Combine {
+ public:
+  __aicore__ inline void Init(GM_ADDR attention_out, GM_ADDR softmax_max, GM_ADDR softmax_sum, GM_ADDR workspace,
+                              const SparseFlashAttentionTiling& tiling) {
+    t_ = tiling;
+    out_.SetGlobalBuffer((__gm__ T*)attention_out);
+    if (t_.has_lse) {
+      max_.SetGlobalBuffer((__gm__ float*)softmax_max);
+      sum_.SetGlobalBuffer((__gm__ float*)softmax_sum);
+    }
+    partials_.SetGlobalBuffer((__gm__ float*)(workspace + t_.partials_offset));
+    const int64_t rows = t_.layout_query == 1 ? t_.q_rows : t_.batch * t_.q_rows;
+    groups_ = CeilDiv(t_.heads, t_.combine_heads);
+    const int64_t items = rows * groups_, aivs = 2 * static_cast<int64_t>(t_.block_dim);
+    const aop_kernel::CoreShare share = aop_kernel::ShareOf(AscendC::GetBlockIdx(), items / aivs, items % aivs);
+    begin_ = share.begin;
+    end_ = share.end;
+    const uint32_t hg = static_cast<uint32_t>(RoundUp(t_.combine_heads, 8)), d = static_cast<uint32_t>(t_.head_dim);
+    const uint32_t hc = static_cast<uint32_t>(t_.combine_heads), splits = static_cast<uint32_t>(t_.splits);
+    pipe_.InitBuffer(m_buf_, splits * hg * sizeof(float));
+    pipe_.InitBuffer(l_buf_, splits * hg * sizeof(float));
+    pipe_.InitBuffer(w_buf_, splits * hg * sizeof(float));
+    pipe_.InitBuffer(big_m_buf_, hg * sizeof(float));
+    pipe_.InitBuffer(big_l_buf_, hg * sizeof(float));
+    pipe_.InitBuffer(zero_buf_, hg * sizeof(float));
+    pipe_.InitBuffer(acc_buf_, hc * d * sizeof(float));
+    pipe_.InitBuffer(o_in_, 2, hc * d * sizeof(float));
+    pipe_.InitBuffer(y_out_, 2, hc * d * sizeof(T));
+    AscendC::Duplicate(zero_buf_.Get<float>(), 0.0f, static_cast<int32_t>(hg));
+    Sync<AscendC::HardEvent::V_MTE3>();
+  }
+
+  __aicore__ inline void Process() {
+    for (int64_t item = begin_; item < end_; ++item) Item(item / groups_, item % groups_ * t_.combine_heads);
+  }
+
+ private:
+  template <AscendC::HardEvent kEvent>
+  __aicore__ inline void Sync() {
+    const int32_t id = static_cast<int32_t>(pipe_.FetchEventID(kEvent));
+    AscendC::SetFlag<kEvent>(id);
+    AscendC::WaitFlag<kEvent>(id);
+  }
+
+  // Offset of unit (q, s)'s partial in partials_.
+  __aicore__ inline uint64_t Partial(int64_t q, int64_t s) const {
+    return static_cast<uint64_t>((q * t_.splits + s) * t_.partial_floats);
+  }
+
+  // Heads [g0, g0 + hc) of row q.
+  __aicore__ inline void Item(int64_t q, int64_t g0) {
+    const int64_t hc = Min(t_.combine_heads, t_.heads - g0), d = t_.head_dim, hg = RoundUp(t_.combine_heads, 8);
+    const int64_t stats = t_.heads * d, mp = RoundUp(t_.heads, kStatsAlign);
+    const LocalTensor<float> m = m_buf_.Get<float>(), l = l_buf_.Get<float>(), w = w_buf_.Get<float>();
+    const LocalTensor<float> big_m = big_m_buf_.Get<float>(), big_l = big_l_buf_.Get<float>();
+    Sync<AscendC::HardEvent::S_MTE2>();  // the last item's scalar reads of m / l
+    Sync<AscendC::HardEvent::V_MTE2>();  // and its vector reads
+    AscendC::DataCopyExtParams params{1, static_cast<uint32_t>(hc * sizeof(float)), 0, 0, 0};
+    AscendC::DataCopyPadExtParams<float> pad{false, 0, 0, 0};
+    for (int64_t s = 0; s < t_.splits; ++s) {
+      const uint32_t at = static_cast<uint32_t>(s * hg);
+      AscendC::DataCopyPad(m[at], partials_[Partial(q, s) + static_cast<uint64_t>(stats + g0)], params, pad);
+      AscendC::DataCopyPad(l[at], partials_[Partial(q, s) + static_cast<uint64_t>(stats + mp + g0)], params, pad);
+    }
+    Sync<AscendC::HardEvent::MTE2_S>();
+    Sync<AscendC::HardEvent::MTE3_S>();  // the last item's lse copies read big_m / big_l
+    for (int64_t h = 0; h < hc; ++h) {
+      float best = m.GetValue(static_cast<uint32_t>(h));
+      for (int64_t s = 1; s < t_.splits; ++s) {
+        const float v = m.GetValue(static_cast<uint32_t>(s * hg + h));
+        best = v > best ? v : best;
+      }
+      big_m.SetValue(static_cast<uint32_t>(h), best);
+    }
+    if (!(big_m.GetValue(0) > -__builtin_huge_valf())) {  // no split has a position: zeros
+      Zeros(q, g0, hc);
+      return;
+    }
+    Sync<AscendC::HardEvent::S_V>();
+    Sync<AscendC::HardEvent::MTE2_V>();
+    for (int64_t s = 0; s < t_.splits; ++s) {
+      const uint32_t at = static_cast<uint32_t>(s * hg);
+      AscendC::Sub(w[at], m[at], big_m, static_cast<int32_t>(hc));  // empty split: -inf -> weight 0
+    }
+    AscendC::PipeBarrier<PIPE_V>();
+    for (int64_t s = 0; s < t_.splits; ++s) {
+      const uint32_t at = static_cast<uint32_t>(s * hg);
+      AscendC::Exp(w[at], w[at], static_cast<int32_t>(hc));
+    }
+    AscendC::PipeBarrier<PIPE_V>();
+    const LocalTensor<float> acc = acc_buf_.Get<float>();
+    AscendC::Duplicate(acc, 0.0f, static_cast<int32_t>(hc * d));
+    AscendC::PipeBarrier<PIPE_V>();
+    Sync<AscendC::HardEvent::V_S>();
+    for (int64_t h = 0; h < hc; ++h) {
+      float total = 0.0f;
+      for (int64_t s = 0; s < t_.splits; ++s) {
+        total += w.GetValue(static_cast<uint32_t>(s * hg + h)) * l.GetValue(static_cast<uint32_t>(s * hg + h));
+      }
+      big_l.SetValue(static_cast<uint32_t>(h), total);
+    }
+    int64_t next = NextSplit(l, hg, 0);
+    if (next < t_.splits) LoadAcc(q, next, g0, hc);
+    while (next < t_.splits) {
+      const int64_t s = next;
+      next = NextSplit(l, hg, s + 1);
+      if (next < t_.splits) LoadAcc(q, next, g0, hc);  // overlaps this split's sum
+      LocalTensor<float> o = o_in_.DeQue<float>();
+      for (int64_t h = 0; h < hc; ++h) {
+        const float coef = w.GetValue(static_cast<uint32_t>(s * hg + h)) / big_l.GetValue(static_cast<uint32_t>(h));
+        const uint32_t at = static_cast<uint32_t>(h * d);
+        AscendC::Axpy(acc[at], o[at], coef, static_cast<int32_t>(d));
+      }
+      AscendC::PipeBarrier<PIPE_V>();
+      o_in_.FreeTensor(o);
+    }
+    LocalTensor<T> y = y_out_.AllocTensor<T>();
+    AscendC::Cast(y, acc, AscendC::RoundMode::CAST_RINT, static_cast<int32_t>(hc * d));
+    y_out_.EnQue(y);
+    y = y_out_.DeQue<T>();
+    AscendC::DataCopy(out_[static_cast<uint64_t>((q * t_.heads + g0) * d)], y, static_cast<uint32_t>(hc * d));
+    y_out_.FreeTensor(y);
+    if (t_.has_lse) {
+      Sync<AscendC::HardEvent::S_MTE3>();
+      WriteLse(big_m, big_l, q, g0, hc);
+    }
+  }
+
+  // The first split from s on with positions (l > 0: the same for every head of the row).
+  __aicore__ inline int64_t NextSplit(const LocalTensor<float>& l, int64_t hg, int64_t s) const {
+    while (s < t_.splits && !(l.GetValue(static_cast<uint32_t>(s * hg)) > 0.0f)) ++s;
+    return s;
+  }
+
+  __aicore__ inline void LoadAcc(int64_t q, int64_t s, int64_t g0, int64_t hc) {
+    LocalTensor<float> o = o_in_.AllocTensor<float>();
+    AscendC::DataCopy(o, partials_[Partial(q, s) + static_cast<uint64_t>(g0 * t_.head_dim)],
+                      static_cast<uint32_t>(hc * t_.head_dim));
+    o_in_.EnQue(o);
+  }
+
+  __aicore__ inline void Zeros(int64_t q, int64_t g0, int64_t hc) {
+    const int64_t d = t_.head_dim;
+    LocalTensor<T> y = y_out_.AllocTensor<T>();
+    AscendC::Duplicate(y.template ReinterpretCast<int16_t>(), static_cast<int16_t>(0), static_cast<int32_t>(hc * d));
+    y_out_.EnQue(y);
+    y = y_out_.DeQue<T>();
+    AscendC::DataCopy(out_[static_cast<uint64_t>((q * t_.heads + g0) * d)], y, static_cast<uint32_t>(hc * d));
+    y_out_.FreeTensor(y);
+    if (t_.has_lse) WriteLse(zero_buf_.Get<float>(), zero_buf_.Get<float>(), q, g0, hc);
+  }
+
+  __aicore__ inline void WriteLse(const LocalTensor<float>& m, const LocalTensor<float>& l, int64_t q, int64_t g0,
+                                  int64_t hc) {
+    AscendC::DataCopyExtParams params{1, static_cast<uint32_t>(hc * sizeof(float)), 0, 0, 0};
+    const uint64_t at = static_cast<uint64_t>(q * t_.heads + g0);
+    AscendC::DataCopyPad(max_[at], m, params);
+    AscendC::DataCopyPad(sum_[at], l, params);
+  }
+
+  static constexpr int64_t kStatsAlign = 8;  // m and l of a partial start 32-byte aligned
+  AscendC::TPipe pipe_;
+  AscendC::TQue<AscendC::TPosition::VECIN, 2> o_in_;  // depth 2: the next split's acc is queued early
+  AscendC::TQue<AscendC::TPosition::VECOUT, 1> y_out_;
+  AscendC::TBuf<AscendC::TPosition::VECCALC> m_buf_, l_buf_, w_buf_, big_m_buf_, big_l_buf_, zero_buf_, acc_buf_;
+  GlobalTensor<T> out_;
+  GlobalTensor<float> max_, sum_, partials_;
+  SparseFlashAttentionTiling t_;
+  int64_t groups_ = 1;
+  int64_t begin_ = 0;
+  int64_t end_ = 0;
+};
+
+}  // namespace sparse_flash_attention
