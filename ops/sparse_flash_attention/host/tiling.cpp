@@ -27,6 +27,8 @@ constexpr int64_t kMaxSoftmaxHeads = 16;
 constexpr int64_t kMaxOutHeads = 8;
 constexpr int64_t kMaxIndexChunk = 1024;
 constexpr int64_t kMaxCombineHeads = 16;
+constexpr int64_t kMaxSplits = 24;
+constexpr double kSplitCost = 0.1;
 constexpr int64_t kUbAlign = 32;
 constexpr int64_t kSlotAlign = 512;
 
@@ -146,12 +148,23 @@ SparseFlashAttentionTiling compute_kernel(const Args& a, const Dims& d, const ao
     t.softmax_heads = static_cast<int32_t>(sh);
     t.out_heads = static_cast<int32_t>(oh);
   }
-  // Work: units of the flat query rows over the AICs. With fewer rows than AICs (decode) each
-  // row's entries are split so that rows * splits fill the AICs, as long as a split keeps about a
-  // tile of positions (K / splits entries of sbs positions each): flash-decoding, the partials
-  // combined by the AIVs after a SyncAll.
+  // Work: units of the flat query rows over the AICs. Each row's entries may be split over
+  // several AICs (flash-decoding: the partials combined by the AIVs after a SyncAll) so that the
+  // busiest AIC has the fewest tiles: ceil(rows * splits / AICs) units of ceil(tiles / splits)
+  // tiles (a full row: K entries of sbs positions), each split more costing kSplitCost of a tile
+  // (its partial's round trip and share of the combine); at most one split per tile of a full row
+  // and kMaxSplits.
   const int64_t tiles = std::max<int64_t>(1, d.topk * a.sparse_block_size / std::max<int32_t>(t.tile_keys, 1));
-  const int64_t splits = rows >= aics ? 1 : std::clamp<int64_t>(aics / std::max<int64_t>(rows, 1), 1, tiles);
+  int64_t splits = 1;
+  double best = 0;
+  for (int64_t sp = 1; sp <= std::min(tiles, kMaxSplits) && rows > 0; ++sp) {
+    const double cost = static_cast<double>((rows * sp + aics - 1) / aics * ((tiles + sp - 1) / sp)) +
+                        kSplitCost * static_cast<double>(sp - 1);
+    if (sp == 1 || cost < best) {
+      best = cost;
+      splits = sp;
+    }
+  }
   const int64_t units = rows * splits;
   t.splits = static_cast<int32_t>(splits);
   t.block_dim = static_cast<int32_t>(std::clamp<int64_t>(units, 1, aics));

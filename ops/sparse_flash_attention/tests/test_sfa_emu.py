@@ -83,8 +83,8 @@ def test_matches_reference(case):
     assert report["kernel_name"] == "sparse_flash_attention_kernel"
     assert len(report["orders"]) == (2 if order == "both" else 1)
     tiling = core.kernel_tiling(**args, sparse_mode=mode, return_softmax_lse=lse, soc=soc)
-    # MIX 1:2: one group per AIC at most, the flat query rows shared out over them
-    assert report["block_dim"] == tiling["block_dim"] == min(flat_rows(args), AICS[soc])
+    # MIX 1:2: one group per AIC at most, the units (splits of the flat query rows) shared out over them
+    assert report["block_dim"] == tiling["block_dim"] == min(flat_rows(args) * tiling["splits"], AICS[soc])
     assert 0 < report["max_ub_high_water"] <= tiling["ub_bytes"] <= 196608
 
 
@@ -142,9 +142,17 @@ def test_tiling_fits_the_platform():
     for soc in (B2, B4):
         t = core.kernel_tiling(**decode, sparse_mode=3, soc=soc)
         assert t["block_dim"] == AICS[soc]
+        # 32 rows on 24 (20) AICs: split, so that no AIC takes two whole rows
+        splits = t["splits"]
+        assert splits > 1 and -(-32 * splits // AICS[soc]) * -(-16 // splits) < 32
         assert t["tile_keys"] % 16 == 0 and t["m_pad"] == 128
         assert 2 * t["m_pad"] * t["tile_keys"] * 4 <= 131072  # two S tiles in L0C
         assert t["ub_bytes"] <= 196608
     small = make(npu_shape((1,), (300,), 16, 64), "BSND", "PA_BSND", "float16")
     t = core.kernel_tiling(**small, sparse_mode=3)
-    assert t["block_dim"] == 1 and t["m_pad"] == 16 and t["heads_per_aiv"] == 8
+    assert t["splits"] == 1 and t["block_dim"] == 1 and t["m_pad"] == 16 and t["heads_per_aiv"] == 8  # K < a tile
+    one = make(npu_shape((1,), (5000,), 128, 2048, block_size=128), "BSND", "PA_BSND", "bfloat16")
+    t = core.kernel_tiling(**one, sparse_mode=3)
+    assert t["splits"] == 2048 // t["tile_keys"] == t["block_dim"]  # one row: a tile per AIC
+    prefill = make(npu_shape((48,), (5000,), 16, 512, block_size=128), "BSND", "PA_BSND", "bfloat16")
+    assert core.kernel_tiling(**prefill, sparse_mode=3)["splits"] == 1  # 48 rows: 2 per AIC
