@@ -7,7 +7,7 @@ The kernel is a MIX 1:2 launch (one AIC and two AIVs per group, cross-core hand-
 slots); the emulator's race detector, hang, data-cache and event-id checks run on every case.
 The matrix: BSND / TND query; PA_BSND / BSND / TND kv; sparse_block_size 1 and > 1; sparse_mode
 0 and 3; -1 tails, entries outside the causal window, empty rows, rows outside every batch
-(act_q < S1, TND rows past the last end); value is key and value a separate equal copy;
+(act_q < S1, TND rows past the last end); decode rows split over the AICs; value is key and value a separate equal copy;
 return_softmax_lse on and off; N1 in {1, 16, 128}; K small and 2048; bfloat16 and float16.
 """
 from __future__ import annotations
@@ -56,6 +56,10 @@ CASES = [
      True, True, "both", B4),
     ("prefill-N1=128-K=16", npu_shape((4,), (300,), 128, 16, block_size=32), "BSND", "PA_BSND", "float16", 3, True,
      True, "in_order", B4),
+    # decode rows split over the AICs (flash-decoding) with an empty row (act_kv = 0), rows
+    # outside every batch and -1 tails
+    ("split-rows-empty-and-outside", npu_shape((2, 1), (3000, 0), 16, 1024, block_size=128, s1_pad=1),
+     "BSND", "PA_BSND", "bfloat16", 3, True, True, "both", B2),
     ("BSND-query-TND-kv-mode0", npu_shape((2, 3), (260, 90), 16, 64), "TND", "PA_BSND", "float16", 0, True, False,
      "both", B4),
 ]

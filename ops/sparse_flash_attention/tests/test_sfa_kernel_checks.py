@@ -95,6 +95,23 @@ def test_bsnd_query_lengths(soc):
         assert_kernel_error_is_host_error(a, soc)
 
 
+@pytest.mark.parametrize("soc", SOCS)
+def test_split_rows_check_before_the_entries_are_recorded(soc):
+    """Decode rows split over several AICs (the check phase also records each row's entries
+    before its first -1): a bad index still stops every core before anything is written."""
+    a = make(Shape((1, 1), (3000, 2000), 16, 512, 64, 1024, block_size=128), "BSND", "PA_BSND", "float16", seed=2,
+             tails=False)
+    assert core.kernel_tiling(**a, soc=soc)["splits"] > 1
+    first_index(1)(a)
+    assert_kernel_error_is_host_error(a, soc)
+    a["sparse_indices"].reshape(2, -1)[1, 0] = 5
+    out, m, l = outputs(a)
+    core.run_emu(**a, return_softmax_lse=True, soc=soc, order="in_order", host_data_checks=False,
+                 attention_out=out, softmax_max=m, softmax_sum=l)
+    want, want_m, want_l, _ = core.run_emu(**a, return_softmax_lse=True, soc=soc, order="in_order")
+    assert out.tobytes() == want.tobytes() and m.tobytes() == want_m.tobytes() and l.tobytes() == want_l.tobytes()
+
+
 def test_index_beyond_the_entries_read_is_not_an_error():
     """Entries past the first -1, and past n, are never read: no error, outputs written."""
     a = args("BSND", "PA_BSND")
