@@ -187,6 +187,7 @@ TypeError, ValueError, IndexError naming the argument, the expected and the actu
             {"n_chunk", t.n_chunk},
             {"softmax_heads", t.softmax_heads},
             {"out_heads", t.out_heads},
+            {"in_buffers", t.in_buffers},
             {"index_chunk", t.index_chunk},
             {"s_slot_floats", t.s_slot_floats},
             {"p_slot_elems", t.p_slot_elems},

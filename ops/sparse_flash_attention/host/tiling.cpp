@@ -27,6 +27,7 @@ constexpr int64_t kMaxSoftmaxHeads = 16;
 constexpr int64_t kMaxOutHeads = 8;
 constexpr int64_t kMaxIndexChunk = 1024;
 constexpr int64_t kMaxCombineHeads = 16;
+constexpr int64_t kMaxInBuffers = 4;  // kernel/sparse_flash_attention_vector.h
 constexpr int64_t kMaxSplits = 24;
 constexpr double kSplitCost = 0.1;
 constexpr int64_t kUbAlign = 32;
@@ -40,10 +41,10 @@ struct Shape {
 };
 
 // One AIV's UB (Vector::Init's InitBuffer calls).
-int64_t vector_ub(const Shape& s, int64_t kt, int64_t sh, int64_t oh, int64_t index_chunk) {
+int64_t vector_ub(const Shape& s, int64_t kt, int64_t sh, int64_t oh, int64_t index_chunk, int64_t in_buffers) {
   const int64_t hp = round_up(s.heads_per_aiv, 8), d = s.head_dim;
-  return 2 * ub(sh * kt * 4) + 2 * ub(sh * kt * s.elem)  // S in, P out
-         + 2 * ub(oh * d * 4) + 2 * ub(oh * d * s.elem)  // O in, output rows out
+  return in_buffers * ub(sh * kt * 4) + 2 * ub(sh * kt * s.elem)  // S in, P out
+         + in_buffers * ub(oh * d * 4) + 2 * ub(oh * d * s.elem)  // O in, output rows out
          + ub(s.heads_per_aiv * d * 4)                   // acc
          + 4 * ub(hp * 4) + ub(2 * hp * 4)               // max, sum, zero, -inf; alpha x 2
          + ub(round_up(sh, 8) * 4) + ub(round_up(2 * sh, 8) * 4)  // diff, reductions
@@ -133,15 +134,22 @@ SparseFlashAttentionTiling compute_kernel(const Args& a, const Dims& d, const ao
       }
     }
     if (nc == 0 || kc == 0 || 2 * s.m_pad * kt * s.elem > p.l0a_bytes) continue;
-    int64_t sh = chunk_of(kMaxSoftmaxHeads), oh = chunk_of(kMaxOutHeads);
-    while (vector_ub(s, kt, sh, oh, t.index_chunk) > p.ub_bytes && (sh > 8 || oh > 1)) {
-      if (oh > 1) {
-        oh /= 2;
-      } else {
-        sh -= 8;
+    // The most copies in flight (kMaxInBuffers - 1), then the widest chunks, that fit the UB.
+    int64_t sh = 0, oh = 0, bufs = 0;
+    for (int64_t b = kMaxInBuffers; b >= 2 && bufs == 0; --b) {
+      sh = chunk_of(kMaxSoftmaxHeads);
+      oh = chunk_of(kMaxOutHeads);
+      while (vector_ub(s, kt, sh, oh, t.index_chunk, b) > p.ub_bytes && (sh > 8 || oh > 2)) {
+        if (oh > 2) {
+          oh /= 2;
+        } else {
+          sh -= 8;
+        }
       }
+      if (vector_ub(s, kt, sh, oh, t.index_chunk, b) <= p.ub_bytes) bufs = b;
     }
-    if (vector_ub(s, kt, sh, oh, t.index_chunk) > p.ub_bytes) continue;
+    if (bufs == 0) continue;
+    t.in_buffers = static_cast<int32_t>(bufs);
     t.tile_keys = static_cast<int32_t>(kt);
     t.k_chunk = static_cast<int32_t>(kc);
     t.n_chunk = static_cast<int32_t>(nc);
@@ -210,7 +218,7 @@ int64_t kernel_ub_bytes(const SparseFlashAttentionTiling& t) {
   s.kv_width = t.kv_width;
   s.m_pad = t.m_pad;
   s.heads_per_aiv = t.heads_per_aiv;
-  return std::max({vector_ub(s, t.tile_keys, t.softmax_heads, t.out_heads, t.index_chunk),
+  return std::max({vector_ub(s, t.tile_keys, t.softmax_heads, t.out_heads, t.index_chunk, t.in_buffers),
                    check_ub(t.block_dim, t.index_chunk),
                    t.splits > 1 ? combine_ub(t.combine_heads, t.splits, t.head_dim, s.elem) : 0});
 }

@@ -19,6 +19,7 @@ namespace sparse_flash_attention {
 
 constexpr int32_t kBlockFloats = 8;    // floats of one 32-byte block
 constexpr int32_t kRepeatFloats = 64;  // floats of one 256-byte vector repeat
+constexpr int32_t kMaxInBuffers = 4;   // S / O chunk buffers at most (tiling.in_buffers)
 
 // Scratch floats of ReduceMax / ReduceSum over n floats: one value per 64-float repeat and
 // the second level's, rounded up (ReduceMax.md); never less than one repeat.
@@ -53,9 +54,9 @@ class Vector {
     const uint32_t kt = static_cast<uint32_t>(t_.tile_keys), d = static_cast<uint32_t>(t_.head_dim);
     const uint32_t sh = static_cast<uint32_t>(t_.softmax_heads), oh = static_cast<uint32_t>(t_.out_heads);
     const uint32_t hp = static_cast<uint32_t>(RoundUp(t_.heads_per_aiv, kBlockFloats));
-    pipe_.InitBuffer(s_in_, 2, sh * kt * sizeof(float));
+    pipe_.InitBuffer(s_in_, static_cast<uint32_t>(t_.in_buffers), sh * kt * sizeof(float));
     pipe_.InitBuffer(p_out_, 2, sh * kt * sizeof(T));
-    pipe_.InitBuffer(o_in_, 2, oh * d * sizeof(float));
+    pipe_.InitBuffer(o_in_, static_cast<uint32_t>(t_.in_buffers), oh * d * sizeof(float));
     pipe_.InitBuffer(y_out_, 2, oh * d * sizeof(T));
     pipe_.InitBuffer(acc_buf_, static_cast<uint32_t>(t_.heads_per_aiv) * d * sizeof(float));
     pipe_.InitBuffer(max_buf_, hp * sizeof(float));
@@ -160,10 +161,13 @@ class Vector {
       const LocalTensor<float> diff = diff_buf_.Get<float>(), maxes = max_buf_.Get<float>(), sums = sum_buf_.Get<float>();
       const LocalTensor<float> alpha = AlphaOf(slot), blocks = blocks_buf_.Get<float>();
       const int32_t n = static_cast<int32_t>(kt);
-      LoadScores(slot, 0);
+      // in_buffers - 1 chunk copies in flight ahead of the chunk being worked on: each copy's
+      // latency hides behind the work on the chunks before it
+      const int64_t ahead = (t_.in_buffers - 1) * t_.softmax_heads;
+      for (int64_t g = 0; g < ahead && g < hn_; g += t_.softmax_heads) LoadScores(slot, g);
       for (int64_t g0 = 0; g0 < hn_; g0 += t_.softmax_heads) {
         const int64_t hc = Min(t_.softmax_heads, hn_ - g0);
-        if (g0 + t_.softmax_heads < hn_) LoadScores(slot, g0 + t_.softmax_heads);  // overlaps this chunk
+        if (g0 + ahead < hn_) LoadScores(slot, g0 + ahead);
         LocalTensor<float> s = s_in_.DeQue<float>();
         AscendC::Muls(s, s, t_.scale_value, static_cast<int32_t>(hc * kt));
         AscendC::PipeBarrier<PIPE_V>();
@@ -214,10 +218,11 @@ class Vector {
     if (hn_ == 0) return;
     const int64_t d = t_.head_dim;
     const LocalTensor<float> acc = acc_buf_.Get<float>(), alpha = AlphaOf(slot);
-    LoadOut(slot, 0);
+    const int64_t ahead = (t_.in_buffers - 1) * t_.out_heads;  // copies in flight, as in Softmax
+    for (int64_t g = 0; g < ahead && g < hn_; g += t_.out_heads) LoadOut(slot, g);
     for (int64_t g0 = 0; g0 < hn_; g0 += t_.out_heads) {
       const int64_t hc = Min(t_.out_heads, hn_ - g0);
-      if (g0 + t_.out_heads < hn_) LoadOut(slot, g0 + t_.out_heads);  // overlaps this chunk
+      if (g0 + ahead < hn_) LoadOut(slot, g0 + ahead);
       LocalTensor<float> o = o_in_.DeQue<float>();
       for (int64_t i = 0; i < hc; ++i) {  // alpha = 1 (the head's max did not move): nothing to rescale
         const uint32_t at = static_cast<uint32_t>((g0 + i) * d);
@@ -345,7 +350,8 @@ class Vector {
   }
 
   AscendC::TPipe pipe_;
-  AscendC::TQue<AscendC::TPosition::VECIN, 2> s_in_, o_in_;  // depth 2: the next chunk is queued early
+  // depth kMaxInBuffers: in_buffers - 1 chunks are queued ahead of the one worked on
+  AscendC::TQue<AscendC::TPosition::VECIN, kMaxInBuffers> s_in_, o_in_;
   AscendC::TQue<AscendC::TPosition::VECOUT, 1> p_out_, y_out_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> acc_buf_, max_buf_, sum_buf_, alpha_buf_, zero_buf_, minus_inf_buf_, diff_buf_, red_buf_,
       work_buf_, mask_buf_, blocks_buf_, idx_buf_;
