@@ -159,10 +159,13 @@ SparseFlashAttentionTiling compute_kernel(const Args& a, const Dims& d, const ao
   // Work: units of the flat query rows over the AICs. Each row's entries may be split over
   // several AICs (flash-decoding: the partials combined by the AIVs after a SyncAll) so that the
   // busiest AIC has the fewest tiles: ceil(rows * splits / AICs) units of ceil(tiles / splits)
-  // tiles (a full row: K entries of sbs positions), each split more costing kSplitCost of a tile
+  // tiles (a full row: K entries of sbs positions, at most the longest batch's keys), each split
+  // more costing kSplitCost of a tile
   // (its partial's round trip and share of the combine); at most one split per tile of a full row
   // and kMaxSplits.
-  const int64_t tiles = std::max<int64_t>(1, d.topk * a.sparse_block_size / std::max<int32_t>(t.tile_keys, 1));
+  const int64_t keys = a.layout_kv == Layout::kPA_BSND ? d.max_blocks * d.block_size : d.key_rows;  // act_kv at most
+  const int64_t tiles =
+      std::max<int64_t>(1, std::min(d.topk * a.sparse_block_size, keys) / std::max<int32_t>(t.tile_keys, 1));
   int64_t splits = 1;
   double best = 0;
   for (int64_t sp = 1; sp <= std::min(tiles, kMaxSplits) && rows > 0; ++sp) {
