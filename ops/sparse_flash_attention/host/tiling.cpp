@@ -62,9 +62,9 @@ int64_t check_ub(int64_t block_dim, int64_t index_chunk) {
 // The combine's UB (Combine::Init), after the vector side's is released.
 int64_t combine_ub(int64_t heads, int64_t splits, int64_t head_dim, int64_t elem) {
   const int64_t hg = round_up(heads, 8);
-  return 3 * ub(splits * hg * 4) + 3 * ub(hg * 4)                  // m, l, w; M, L, zeros
-         + ub(heads * head_dim * 4) + 2 * ub(heads * head_dim * 4)  // acc; partial accs in
-         + 2 * ub(heads * head_dim * elem);                         // output rows out
+  return 3 * ub(splits * hg * 4) + 3 * ub(hg * 4)                       // m, l, w; M, L, zeros
+         + ub(heads * head_dim * 4) + ub(splits * heads * head_dim * 4)  // acc; every split's acc
+         + 2 * ub(heads * head_dim * elem);                              // output rows out
 }
 
 bool l1_fits(const Shape& s, int64_t kt, const aop_platform& p) {
@@ -182,9 +182,10 @@ SparseFlashAttentionTiling compute_kernel(const Args& a, const Dims& d, const ao
   t.units_per_core = static_cast<int32_t>(units / t.block_dim);
   t.cores_with_extra = static_cast<int32_t>(units % t.block_dim);
   // The combine: the (row, head group) items spread over every AIV, at most kMaxCombineHeads heads each.
-  t.combine_heads = static_cast<int32_t>(
-      std::clamp<int64_t>((rows * d.heads_q + 2 * t.block_dim - 1) / (2 * t.block_dim), 1,
-                          std::min<int64_t>(d.heads_q, kMaxCombineHeads)));
+  int64_t combine_heads = std::clamp<int64_t>((rows * d.heads_q + 2 * t.block_dim - 1) / (2 * t.block_dim), 1,
+                                              std::min<int64_t>(d.heads_q, kMaxCombineHeads));
+  while (combine_heads > 1 && combine_ub(combine_heads, splits, d.head_dim, s.elem) > p.ub_bytes) --combine_heads;
+  t.combine_heads = static_cast<int32_t>(combine_heads);
   if (t.tile_keys == 0 || check_ub(t.block_dim, t.index_chunk) > p.ub_bytes ||
       (splits > 1 && combine_ub(t.combine_heads, splits, d.head_dim, s.elem) > p.ub_bytes)) {
     throw aop::Error(AOP_VALUE_ERROR, "sparse_flash_attention: no kernel tiling fits " + std::string(p.soc) +

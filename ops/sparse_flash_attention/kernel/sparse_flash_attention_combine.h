@@ -37,7 +37,7 @@ class Combine {
     pipe_.InitBuffer(big_l_buf_, hg * sizeof(float));
     pipe_.InitBuffer(zero_buf_, hg * sizeof(float));
     pipe_.InitBuffer(acc_buf_, hc * d * sizeof(float));
-    pipe_.InitBuffer(o_in_, 2, hc * d * sizeof(float));
+    pipe_.InitBuffer(o_in_, 1, splits * hc * d * sizeof(float));
     pipe_.InitBuffer(y_out_, 2, hc * d * sizeof(T));
     AscendC::Duplicate(zero_buf_.Get<float>(), 0.0f, static_cast<int32_t>(hg));
     Sync<AscendC::HardEvent::V_MTE3>();
@@ -68,13 +68,16 @@ class Combine {
     const LocalTensor<float> big_m = big_m_buf_.Get<float>(), big_l = big_l_buf_.Get<float>();
     Sync<AscendC::HardEvent::S_MTE2>();  // the last item's scalar reads of m / l
     Sync<AscendC::HardEvent::V_MTE2>();  // and its vector reads
-    AscendC::DataCopyExtParams params{1, static_cast<uint32_t>(hc * sizeof(float)), 0, 0, 0};
+    // m and l of every split: one strided copy each (a burst per split, hg floats apart in UB);
+    // the splits' accs too, issued now so their latency overlaps the weights' computation
+    const uint32_t hc_bytes = static_cast<uint32_t>(hc * sizeof(float));
+    const uint32_t gap = static_cast<uint32_t>((t_.partial_floats - hc) * sizeof(float));
+    const uint32_t ub_gap = static_cast<uint32_t>((hg - RoundUp(hc, 8)) / 8);  // 32-byte blocks
+    AscendC::DataCopyExtParams params{static_cast<uint16_t>(t_.splits), hc_bytes, gap, ub_gap, 0};
     AscendC::DataCopyPadExtParams<float> pad{false, 0, 0, 0};
-    for (int64_t s = 0; s < t_.splits; ++s) {
-      const uint32_t at = static_cast<uint32_t>(s * hg);
-      AscendC::DataCopyPad(m[at], partials_[Partial(q, s) + static_cast<uint64_t>(stats + g0)], params, pad);
-      AscendC::DataCopyPad(l[at], partials_[Partial(q, s) + static_cast<uint64_t>(stats + mp + g0)], params, pad);
-    }
+    AscendC::DataCopyPad(m, partials_[Partial(q, 0) + static_cast<uint64_t>(stats + g0)], params, pad);
+    AscendC::DataCopyPad(l, partials_[Partial(q, 0) + static_cast<uint64_t>(stats + mp + g0)], params, pad);
+    LoadAccs(q, g0, hc);
     Sync<AscendC::HardEvent::MTE2_S>();
     Sync<AscendC::HardEvent::MTE3_S>();  // the last item's lse copies read big_m / big_l
     for (int64_t h = 0; h < hc; ++h) {
@@ -86,6 +89,8 @@ class Combine {
       big_m.SetValue(static_cast<uint32_t>(h), best);
     }
     if (!(big_m.GetValue(0) > -__builtin_huge_valf())) {  // no split has a position: zeros
+      LocalTensor<float> unused = o_in_.DeQue<float>();
+      o_in_.FreeTensor(unused);
       Zeros(q, g0, hc);
       return;
     }
@@ -112,21 +117,17 @@ class Combine {
       }
       big_l.SetValue(static_cast<uint32_t>(h), total);
     }
-    int64_t next = NextSplit(l, hg, 0);
-    if (next < t_.splits) LoadAcc(q, next, g0, hc);
-    while (next < t_.splits) {
-      const int64_t s = next;
-      next = NextSplit(l, hg, s + 1);
-      if (next < t_.splits) LoadAcc(q, next, g0, hc);  // overlaps this split's sum
-      LocalTensor<float> o = o_in_.DeQue<float>();
+    LocalTensor<float> o = o_in_.DeQue<float>();
+    for (int64_t s = 0; s < t_.splits; ++s) {
+      if (!(l.GetValue(static_cast<uint32_t>(s * hg)) > 0.0f)) continue;  // an empty split (its acc is never written)
       for (int64_t h = 0; h < hc; ++h) {
         const float coef = w.GetValue(static_cast<uint32_t>(s * hg + h)) / big_l.GetValue(static_cast<uint32_t>(h));
-        const uint32_t at = static_cast<uint32_t>(h * d);
-        AscendC::Axpy(acc[at], o[at], coef, static_cast<int32_t>(d));
+        AscendC::Axpy(acc[static_cast<uint32_t>(h * d)], o[static_cast<uint32_t>((s * hc + h) * d)], coef,
+                      static_cast<int32_t>(d));
       }
-      AscendC::PipeBarrier<PIPE_V>();
-      o_in_.FreeTensor(o);
     }
+    AscendC::PipeBarrier<PIPE_V>();
+    o_in_.FreeTensor(o);
     LocalTensor<T> y = y_out_.AllocTensor<T>();
     AscendC::Cast(y, acc, AscendC::RoundMode::CAST_RINT, static_cast<int32_t>(hc * d));
     y_out_.EnQue(y);
@@ -139,16 +140,15 @@ class Combine {
     }
   }
 
-  // The first split from s on with positions (l > 0: the same for every head of the row).
-  __aicore__ inline int64_t NextSplit(const LocalTensor<float>& l, int64_t hg, int64_t s) const {
-    while (s < t_.splits && !(l.GetValue(static_cast<uint32_t>(s * hg)) > 0.0f)) ++s;
-    return s;
-  }
-
-  __aicore__ inline void LoadAcc(int64_t q, int64_t s, int64_t g0, int64_t hc) {
+  // Heads [g0, g0 + hc) of every split's acc: one strided copy ([splits, hc, D] in UB). An
+  // empty split's acc was never written: copied, never used.
+  __aicore__ inline void LoadAccs(int64_t q, int64_t g0, int64_t hc) {
+    const int64_t row_floats = hc * t_.head_dim;
     LocalTensor<float> o = o_in_.AllocTensor<float>();
-    AscendC::DataCopy(o, partials_[Partial(q, s) + static_cast<uint64_t>(g0 * t_.head_dim)],
-                      static_cast<uint32_t>(hc * t_.head_dim));
+    AscendC::DataCopyExtParams params{static_cast<uint16_t>(t_.splits), static_cast<uint32_t>(row_floats * 4),
+                                      static_cast<uint32_t>((t_.partial_floats - row_floats) * 4), 0, 0};
+    AscendC::DataCopyPadExtParams<float> pad{false, 0, 0, 0};
+    AscendC::DataCopyPad(o, partials_[Partial(q, 0) + static_cast<uint64_t>(g0 * t_.head_dim)], params, pad);
     o_in_.EnQue(o);
   }
 
@@ -173,7 +173,7 @@ class Combine {
 
   static constexpr int64_t kStatsAlign = 8;  // m and l of a partial start 32-byte aligned
   AscendC::TPipe pipe_;
-  AscendC::TQue<AscendC::TPosition::VECIN, 2> o_in_;  // depth 2: the next split's acc is queued early
+  AscendC::TQue<AscendC::TPosition::VECIN, 1> o_in_;  // every split's acc of an item
   AscendC::TQue<AscendC::TPosition::VECOUT, 1> y_out_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> m_buf_, l_buf_, w_buf_, big_m_buf_, big_l_buf_, zero_buf_, acc_buf_;
   GlobalTensor<T> out_;
