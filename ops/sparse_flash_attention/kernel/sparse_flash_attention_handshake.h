@@ -6,10 +6,11 @@
 // Mode 2 (CrossCoreSetFlag(ISASI).md): an AIC set reaches both AIVs of its group; an AIV set
 // reaches the AIC once both AIVs have set. Both AIVs take part in every hand-off, also one with
 // no heads (N1 = 1). No "slot free" flags are needed: the AIC overwrites S slot s (tile n + 2)
-// only after it has waited for P of tile n + 1, which each AIV publishes after it read S of tile
-// n; it overwrites O slot s after waiting for P of tile n + 2, published after the AIV read O of
-// tile n (kernel/sparse_flash_attention_vector.h keeps that order); the AIVs overwrite P slot s
-// (tile n + 2) after S of tile n + 2, which the AIC publishes after its P.V of tile n read P.
+// only after it has waited for P of tile n (its P.V of tile n always precedes its Q.K^T of tile
+// n + 2, also across rows), which each AIV publishes after it read S of tile n; it overwrites O
+// slot s after waiting for P of tile n + 2, published after the AIV read O of tile n
+// (kernel/sparse_flash_attention_vector.h keeps that order); the AIVs overwrite P slot s (tile
+// n + 2) after S of tile n + 2, which the AIC publishes after its P.V of tile n read P.
 // Flag ids 11..14 are left to SyncAll.
 #pragma once
 #include "kernel_operator.h"

@@ -8,7 +8,8 @@
 //              P = e rounded to the input dtype -> GM P slot;
 //   accumulate after the AIC's P.V of the tile: acc = acc * alpha + O_t.
 // At the row's end: out = acc / l rounded to the input dtype once; softmax_max = m,
-// softmax_sum = l. The accumulate of tile t runs after the softmax of tile t + 1 (the AIC's P.V
+// softmax_sum = l. A split row (splits > 1) leaves acc, m and l of its split in GM instead, for
+// kernel/sparse_flash_attention_combine.h. The accumulate of tile t runs after the softmax of tile t + 1 (the AIC's P.V
 // of tile t overlaps it). Every hand-off between pipes is explicit (queue events,
 // SetFlag/WaitFlag with FetchEventID ids, PipeBarrier<PIPE_V> between dependent vector ops).
 #pragma once
