@@ -90,12 +90,13 @@ bool same_view(const aop_tensor& a, const aop_tensor& b) {
 }
 
 // The key-side tensors (key, value, key_rope) of one layout: their expected shape for `width`
-// columns.
-Shape kv_shape(Layout layout, const Dims& d, int64_t width) {
+// columns (D or Dr).
+Shape kv_shape(Layout layout, const Dims& d, const char* width_name, int64_t width) {
   switch (layout) {
-    case Layout::kPA_BSND: return {{"num_blocks", d.num_blocks}, {"block_size", d.block_size}, {"N2", 1}, {"D", width}};
-    case Layout::kBSND: return {{"B", d.batch}, {"S2", d.key_rows}, {"N2", 1}, {"D", width}};
-    case Layout::kTND: return {{"T2", d.key_rows}, {"N2", 1}, {"D", width}};
+    case Layout::kPA_BSND:
+      return {{"num_blocks", d.num_blocks}, {"block_size", d.block_size}, {"N2", 1}, {width_name, width}};
+    case Layout::kBSND: return {{"B", d.batch}, {"S2", d.key_rows}, {"N2", 1}, {width_name, width}};
+    case Layout::kTND: return {{"T2", d.key_rows}, {"N2", 1}, {width_name, width}};
   }
   return {};
 }
@@ -217,9 +218,9 @@ Dims validate(const Args& a, bool check_outputs) {
   if (a.layout_kv != Layout::kPA_BSND && a.block_table) {
     fail(AOP_VALUE_ERROR, std::string("block_table is only for layout_kv 'PA_BSND' but layout_kv is '") + kv_layout + "'");
   }
-  expect_shape("key", k, kv_layout, kv_shape(a.layout_kv, d, d.head_dim));
-  expect_shape("value", TensorView(a.value), kv_layout, kv_shape(a.layout_kv, d, d.head_dim));
-  expect_shape("key_rope", TensorView(*a.key_rope), kv_layout, kv_shape(a.layout_kv, d, d.rope_dim));
+  expect_shape("key", k, kv_layout, kv_shape(a.layout_kv, d, "D", d.head_dim));
+  expect_shape("value", TensorView(a.value), kv_layout, kv_shape(a.layout_kv, d, "D", d.head_dim));
+  expect_shape("key_rope", TensorView(*a.key_rope), kv_layout, kv_shape(a.layout_kv, d, "Dr", d.rope_dim));
   expect_shape("sparse_indices", idx, "", q_tnd ? Shape{{"T1", d.q_rows}, {"N2", 1}, {"K", kAny}}
                                                 : Shape{{"B", d.batch}, {"S1", d.q_rows}, {"N2", 1}, {"K", kAny}});
   d.topk = idx.dim(-1);

@@ -156,3 +156,28 @@ def assert_matches(got: Sequence[Optional[np.ndarray]], args: dict, dtype: str, 
         assert m.shape == want_max.shape and l.shape == want_sum.shape
         assert np.all(np.abs(m - want_max) <= max_b + 1e-30), "softmax_max differs from the reference"
         assert np.all(np.abs(l - want_sum) <= sum_b * np.abs(want_sum) + 1e-30), "softmax_sum differs"
+
+
+def to_torch(args: dict) -> dict:
+    """NumPy arguments as CPU torch tensors sharing their memory (bfloat16 reinterpreted); value
+    stays the same tensor as key when it is."""
+    import torch
+
+    out = {}
+    for name, value in args.items():
+        if isinstance(value, np.ndarray):
+            bf16 = value.dtype == ml_dtypes.bfloat16
+            value = torch.from_numpy(value.view(np.int16) if bf16 else value)
+            value = value.view(torch.bfloat16) if bf16 else value
+        out[name] = value
+    if "key" in args and args.get("value") is args["key"]:
+        out["value"] = out["key"]
+    return out
+
+
+def torch_to_numpy(t) -> np.ndarray:
+    import torch
+
+    if t.dtype == torch.bfloat16:
+        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return t.numpy()

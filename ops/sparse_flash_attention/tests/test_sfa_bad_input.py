@@ -73,7 +73,7 @@ CASES = [
     ("query_rope-N1", PA, setting("query_rope", lambda a: np.ascontiguousarray(a[:, :, :3])), ValueError,
      ["query_rope", "N1=4"]),
     ("query_rope-rank", PA, setting("query_rope", lambda a: a[0]), ValueError, ["query_rope", "rank 4"]),
-    ("key_rope-Dr", PA, setting("key_rope", lambda a: np.ascontiguousarray(a[..., :2])), ValueError, ["key_rope", "D=4"]),
+    ("key_rope-Dr", PA, setting("key_rope", lambda a: np.ascontiguousarray(a[..., :2])), ValueError, ["key_rope", "Dr=4"]),
     ("indices-S1", PA, setting("sparse_indices", lambda a: np.ascontiguousarray(a[:, :2])), ValueError,
      ["sparse_indices", "S1=4"]),
     ("indices-N2", PA, setting("sparse_indices", lambda a: np.concatenate([a, a], axis=2)), ValueError,

@@ -72,7 +72,7 @@ def test_worked_example_of_the_contract():
     key[np.arange(10), 0, np.arange(10)] = 1.0
     value = key.copy()
     q = np.zeros((1, 3, 1, D), np.float32)
-    rope_q, rope_k = np.zeros((1, 3, 1, 0), np.float32), np.zeros((10, 1, 0), np.float32)
+    rope_q, rope_k = np.zeros((1, 3, 1, 0), np.float32), np.zeros((1, 10, 1, 0), np.float32)
     kw = dict(query_rope=rope_q, key_rope=rope_k, layout_kv="BSND", sparse_mode=3,
               actual_seq_lengths_kv=np.array([10], np.int32), return_softmax_lse=True)
     idx = np.full((1, 3, 1, 6), -1, np.int32)

@@ -24,7 +24,8 @@ import torch  # noqa: E402
 from torch._dynamo.utils import counters  # noqa: E402
 from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 
-from sfa_cases import DTYPES, MODES, SHAPES, Shape, assert_matches, make  # noqa: E402
+from sfa_cases import DTYPES, MODES, SHAPES, Shape, assert_matches, make, to_torch  # noqa: E402
+from sfa_cases import torch_to_numpy as to_numpy  # noqa: E402
 
 OP = torch.ops.ascend_ops.sparse_flash_attention.default
 SCHEMA = (
@@ -36,29 +37,6 @@ SCHEMA = (
     "bool return_softmax_lse=False) -> (Tensor attention_out, Tensor? softmax_max, Tensor? softmax_sum)"
 )
 LAYOUTS = [("BSND", "PA_BSND"), ("TND", "PA_BSND"), ("BSND", "BSND"), ("TND", "TND")]
-
-
-def to_torch(args: dict) -> dict:
-    """sfa_cases' NumPy arguments as torch tensors; value stays the same tensor as key when it is."""
-    out = {}
-    for name, value in args.items():
-        if isinstance(value, np.ndarray):
-            if value.dtype.name == "bfloat16":
-                value = torch.from_numpy(value.view(np.int16).copy()).view(torch.bfloat16)
-            else:
-                value = torch.from_numpy(np.ascontiguousarray(value) if value.flags.c_contiguous else value.copy())
-        out[name] = value
-    if args.get("value") is args.get("key"):
-        out["value"] = out["key"]
-    return out
-
-
-def to_numpy(t: torch.Tensor) -> np.ndarray:
-    if t.dtype == torch.bfloat16:
-        import ml_dtypes
-
-        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
-    return t.numpy()
 
 
 def check(fn, shape: Shape, layouts, dtype: str, mode: int, seed: int = 0) -> None:
@@ -168,7 +146,8 @@ def test_compiled_in_a_graph_with_other_ops():
               t["query_rope"], t["key_rope"])
     want = step(*inputs)
     got = torch.compile(step, fullgraph=True)(*inputs)
-    assert torch.equal(got[0], want[0]) and torch.equal(got[1], want[1])
+    for g, w in zip(got, want):  # Inductor may sum in another order; empty rows: lse -inf in both
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5)
 
 
 # --- Meta / FakeTensor ----------------------------------------------------------------------
