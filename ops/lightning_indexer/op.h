@@ -144,18 +144,15 @@ TypeError, ValueError, IndexError naming the argument, the expected and the actu
   static std::array<launch::GmTensor, 9> gm_tensors(const Prepared& p) {
     using launch::GmRole;
     const Args& a = p.args;
-    const auto optional = [](const std::optional<aop_tensor>& t, const char* name, GmRole role) {
-      return t ? launch::gm(*t, name, role) : launch::gm_absent(name, role);
-    };
     return {launch::gm(a.query, "query", GmRole::kInput),
             launch::gm(a.key, "key", GmRole::kInput),
             launch::gm(a.weights, "weights", GmRole::kInput),
-            optional(a.actual_seq_lengths_query, "actual_seq_lengths_query", GmRole::kInput),
-            optional(a.actual_seq_lengths_key, "actual_seq_lengths_key", GmRole::kInput),
-            optional(a.block_table, "block_table", GmRole::kInput),
-            optional(a.cmp_residual_k, "cmp_residual_k", GmRole::kInput),
+            launch::gm(a.actual_seq_lengths_query, "actual_seq_lengths_query", GmRole::kInput),
+            launch::gm(a.actual_seq_lengths_key, "actual_seq_lengths_key", GmRole::kInput),
+            launch::gm(a.block_table, "block_table", GmRole::kInput),
+            launch::gm(a.cmp_residual_k, "cmp_residual_k", GmRole::kInput),
             launch::gm(a.sparse_indices, "sparse_indices", GmRole::kOutput),
-            optional(a.sparse_values, "sparse_values", GmRole::kOutput)};
+            launch::gm(a.sparse_values, "sparse_values", GmRole::kOutput)};
   }
   // The tiling as `_core.kernel_tiling` shows it, with the UB bytes the kernel allocates.
   static std::vector<std::pair<const char*, int64_t>> tiling_fields(const Tiling& t) {

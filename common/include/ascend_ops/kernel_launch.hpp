@@ -22,6 +22,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <utility>
 
 #include "ascend_ops/config.hpp"
@@ -49,6 +50,10 @@ inline GmTensor gm(const aop_tensor& t, const char* name, GmRole role) {
   return GmTensor{t.data, name, role, t.data == nullptr ? 0 : static_cast<uint64_t>(TensorView(t).span_bytes())};
 }
 inline GmTensor gm_absent(const char* name, GmRole role) { return GmTensor{nullptr, name, role, 0}; }
+// An optional tensor argument: absent (null) when not given.
+inline GmTensor gm(const std::optional<aop_tensor>& t, const char* name, GmRole role) {
+  return t ? gm(*t, name, role) : gm_absent(name, role);
+}
 
 // The kernel's argument list: the tensors, then workspace, error record, tiling (every op's order).
 template <size_t N>

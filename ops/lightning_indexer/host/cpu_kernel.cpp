@@ -107,11 +107,6 @@ inline void pack_query_pairs(const uint16_t* q, int64_t G, int64_t D, int64_t Gp
 }
 
 // ---- geometry ----------------------------------------------------------------------------
-int64_t read_index(const aop_tensor& t, int64_t i) {
-  return t.dtype == AOP_DTYPE_INT64 ? static_cast<const int64_t*>(t.data)[i]
-                                    : static_cast<const int32_t*>(t.data)[i];
-}
-
 struct Batch {
   int64_t q_begin;  // first query row (flat row index of query / weights / outputs)
   int64_t q_len;    // act_s1

@@ -12,18 +12,22 @@
 #include "ascend_ops/error.hpp"
 #include "ascend_ops/npu_context.hpp"
 #include "ascend_ops/platform.h"
+#include "ascend_ops/seq_layout.hpp"
 #include "ascend_ops/tensor.h"
 #include "kernel/lightning_indexer_tiling.h"
 #include "kernel/lightning_indexer_visibility.h"
 
 namespace aop::lightning_indexer {
 
-enum class Layout : int32_t { kBSND = 0, kTND = 1, kPA_BSND = 2 };
+using Layout = seq::Layout;  // BSND, TND, PA_BSND (common's, shared with sparse_flash_attention)
+using seq::layout_name;
+using seq::read_index;
 
 // "BSND" / "TND" for the query, "PA_BSND" / "BSND" / "TND" for the key; ValueError naming the
 // argument and the accepted values otherwise.
-Layout parse_layout(const std::string& name, const char* arg, bool is_key);
-const char* layout_name(Layout layout);
+inline Layout parse_layout(const std::string& name, const char* arg, bool is_key) {
+  return seq::parse_layout(name, "lightning_indexer", arg, is_key);
+}
 
 constexpr int64_t kMaxSparseCount = 8192;
 

@@ -73,29 +73,7 @@ void expect_lengths(const char* name, const std::optional<aop_tensor>& t, bool r
   expect_data(name, v);
 }
 
-int64_t read_index(const aop_tensor& t, int64_t i) {
-  return t.dtype == AOP_DTYPE_INT64 ? static_cast<const int64_t*>(t.data)[i]
-                                    : static_cast<const int32_t*>(t.data)[i];
-}
-
 }  // namespace
-
-Layout parse_layout(const std::string& name, const char* arg, bool is_key) {
-  if (name == "BSND") return Layout::kBSND;
-  if (name == "TND") return Layout::kTND;
-  if (is_key && name == "PA_BSND") return Layout::kPA_BSND;
-  fail(AOP_VALUE_ERROR, std::string(arg) + " should be " + (is_key ? "'PA_BSND', 'BSND' or 'TND'" : "'BSND' or 'TND'") +
-                            " but is '" + name + "'");
-}
-
-const char* layout_name(Layout layout) {
-  switch (layout) {
-    case Layout::kBSND: return "BSND";
-    case Layout::kTND: return "TND";
-    case Layout::kPA_BSND: return "PA_BSND";
-  }
-  return "?";
-}
 
 std::vector<int64_t> output_shape(const Args& a) {
   const TensorView q(a.query), k(a.key);
@@ -262,17 +240,12 @@ void check_data(const Args& a, const Dims& d) {
     const int64_t record[kLiCheckWords] = {code, b, value, aux, c4, c5, c6, 0};
     throw kernel_error(record);
   };
-  // codes[0..2]: negative, below the previous end, beyond the limit.
+  // codes[0..2]: negative, below the previous end, beyond the limit (common's scan).
   const auto check_lengths = [&](const aop_tensor& t, const int64_t* codes, bool cumulative, int64_t limit,
                                  Layout layout) {
-    int64_t previous = 0;
-    for (int64_t b = 0; b < d.batch; ++b) {
-      const int64_t v = read_index(t, b);
-      const int64_t l = static_cast<int64_t>(layout);
-      if (v < 0) fail_record(codes[0], b, v, 0, l);
-      if (cumulative && v < previous) fail_record(codes[1], b, v, previous, l);
-      if (v > limit) fail_record(codes[2], b, v, limit, l);
-      previous = v;
+    const seq::LengthCheck c = seq::first_length_fault(t, d.batch, cumulative, limit);
+    if (c.fault != seq::LengthFault::kNone) {
+      fail_record(codes[static_cast<int>(c.fault)], c.batch, c.value, c.aux, static_cast<int64_t>(layout));
     }
   };
   static constexpr int64_t kQ[3] = {kLiLenQNegative, kLiLenQBelowPrevious, kLiLenQBeyond};
@@ -287,10 +260,10 @@ void check_data(const Args& a, const Dims& d) {
   if (a.layout_key == Layout::kPA_BSND) {
     for (int64_t b = 0; b < d.batch; ++b) {
       const int64_t len = read_index(*a.actual_seq_lengths_key, b);
-      const int64_t used = (len + d.block_size - 1) / d.block_size;
-      for (int64_t i = 0; i < used; ++i) {
-        const int64_t id = read_index(*a.block_table, b * d.max_blocks + i);
-        if (id < 0 || id >= d.num_blocks) fail_record(kLiBlockIdOutOfRange, b, id, i, d.num_blocks, len, d.block_size);
+      const int64_t i = seq::first_bad_block(*a.block_table, b, d.max_blocks, len, d.block_size, d.num_blocks);
+      if (i >= 0) {
+        fail_record(kLiBlockIdOutOfRange, b, read_index(*a.block_table, b * d.max_blocks + i), i, d.num_blocks, len,
+                    d.block_size);
       }
     }
   }
@@ -307,29 +280,13 @@ aop::Error kernel_error(const int64_t record[kLiCheckWords]) {
   const auto message = [](const std::string& what) { return std::string(kOp) + ": " + what; };
   if (code >= kLiLenQNegative && code <= kLiLenKBeyond) {
     const bool query = code <= kLiLenQBeyond;
-    const auto layout = static_cast<Layout>(record[4]);
-    const std::string at = std::string(query ? "actual_seq_lengths_query" : "actual_seq_lengths_key") + "[" + s(b) +
-                           "] = " + s(v);
-    switch ((code - kLiLenQNegative) % 3) {
-      case 0: return aop::Error(AOP_VALUE_ERROR, message(at + " is negative"));
-      case 1:
-        return aop::Error(AOP_VALUE_ERROR,
-                          message(at + " is below the previous end " + s(aux) + ": cumulative ends never decrease"));
-      default: {
-        const char* what = query ? (layout == Layout::kTND ? "the query's T1" : "the query's S1")
-                           : layout == Layout::kPA_BSND ? "what the block table holds: max_blocks * block_size"
-                           : layout == Layout::kTND     ? "the key's T2"
-                                                        : "the key's S2";
-        return aop::Error(AOP_VALUE_ERROR, message(at + " is beyond " + what + " (" + s(aux) + ")"));
-      }
-    }
+    const auto fault = static_cast<seq::LengthFault>((code - kLiLenQNegative) % 3);
+    const char* arg = query ? "actual_seq_lengths_query" : "actual_seq_lengths_key";
+    const char* limit = seq::length_limit_name(query, static_cast<Layout>(record[4]));
+    return aop::Error(AOP_VALUE_ERROR, message(seq::length_message(arg, fault, b, v, aux, limit)));
   }
   if (code == kLiBlockIdOutOfRange) {
-    const int64_t num_blocks = record[4], len = record[5], block_size = record[6];
-    const int64_t used = block_size > 0 ? (len + block_size - 1) / block_size : 0;
-    return aop::Error(AOP_INDEX_ERROR, message("block_table[" + s(b) + "][" + s(aux) + "] = " + s(v) +
-                                               " is out of range: key has " + s(num_blocks) + " blocks (batch " +
-                                               s(b) + " uses " + s(used) + " blocks for " + s(len) + " keys)"));
+    return aop::Error(AOP_INDEX_ERROR, message(seq::block_id_message(b, aux, v, record[4], record[5], record[6])));
   }
   if (code == kLiResidualOutOfRange) {
     return aop::Error(AOP_VALUE_ERROR, message("cmp_residual_k[" + s(b) + "] = " + s(v) +
