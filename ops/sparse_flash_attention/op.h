@@ -154,21 +154,18 @@ TypeError, ValueError, IndexError naming the argument, the expected and the actu
   static std::array<launch::GmTensor, 12> gm_tensors(const Prepared& p) {
     using launch::GmRole;
     const Args& a = p.args;
-    const auto optional = [](const std::optional<aop_tensor>& t, const char* name, GmRole role) {
-      return t ? launch::gm(*t, name, role) : launch::gm_absent(name, role);
-    };
     return {launch::gm(a.query, "query", GmRole::kInput),
             launch::gm(a.key, "key", GmRole::kInput),
             launch::gm(a.value, "value", GmRole::kInput),
             launch::gm(a.sparse_indices, "sparse_indices", GmRole::kInput),
-            optional(a.block_table, "block_table", GmRole::kInput),
-            optional(a.actual_seq_lengths_query, "actual_seq_lengths_query", GmRole::kInput),
-            optional(a.actual_seq_lengths_kv, "actual_seq_lengths_kv", GmRole::kInput),
-            optional(a.query_rope, "query_rope", GmRole::kInput),
-            optional(a.key_rope, "key_rope", GmRole::kInput),
+            launch::gm(a.block_table, "block_table", GmRole::kInput),
+            launch::gm(a.actual_seq_lengths_query, "actual_seq_lengths_query", GmRole::kInput),
+            launch::gm(a.actual_seq_lengths_kv, "actual_seq_lengths_kv", GmRole::kInput),
+            launch::gm(a.query_rope, "query_rope", GmRole::kInput),
+            launch::gm(a.key_rope, "key_rope", GmRole::kInput),
             launch::gm(a.attention_out, "attention_out", GmRole::kOutput),
-            optional(a.softmax_max, "softmax_max", GmRole::kOutput),
-            optional(a.softmax_sum, "softmax_sum", GmRole::kOutput)};
+            launch::gm(a.softmax_max, "softmax_max", GmRole::kOutput),
+            launch::gm(a.softmax_sum, "softmax_sum", GmRole::kOutput)};
   }
   // The tiling as `_core.kernel_tiling` shows it (the kernel's work split adds its fields).
   static std::vector<std::pair<const char*, int64_t>> tiling_fields(const Tiling& t) {

@@ -18,8 +18,7 @@ struct Batch {
 // The batches of validated args whose lengths check_data accepted.
 std::vector<Batch> batches(const Args& args, const Dims& dims);
 
-// Entry i of a lengths tensor or block table (int32 or int64).
-int64_t read_index(const aop_tensor& t, int64_t i);
+using seq::read_index;
 
 // Positions below the threshold are visible to row r of a batch: act_kv (sparse_mode 0), or
 // act_kv - act_q + r + 1 (sparse_mode 3, causal aligned to the end; may be <= 0).

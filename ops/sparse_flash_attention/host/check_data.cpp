@@ -19,25 +19,17 @@ std::string s(int64_t v) { return std::to_string(v); }
   throw kernel_error(record);
 }
 
-// codes: negative, below the previous end, beyond the limit.
+// A lengths tensor's first fault as the record of `codes` (negative, below the previous end,
+// beyond the limit), in the kernel's layout.
 void check_lengths(const aop_tensor& t, int64_t batch, bool cumulative, int64_t limit, Layout layout,
                    const int64_t (&codes)[3]) {
-  int64_t previous = 0;
-  for (int64_t b = 0; b < batch; ++b) {
-    const int64_t v = read_index(t, b);
-    const int64_t l = static_cast<int64_t>(layout);
-    if (v < 0) fail_record(codes[0], b, v, 0, l);
-    if (cumulative && v < previous) fail_record(codes[1], b, v, previous, l);
-    if (v > limit) fail_record(codes[2], b, v, limit, l);
-    previous = v;
+  const seq::LengthCheck c = seq::first_length_fault(t, batch, cumulative, limit);
+  if (c.fault != seq::LengthFault::kNone) {
+    fail_record(codes[static_cast<int>(c.fault)], c.batch, c.value, c.aux, static_cast<int64_t>(layout));
   }
 }
 
 }  // namespace
-
-int64_t read_index(const aop_tensor& t, int64_t i) {
-  return t.dtype == AOP_DTYPE_INT64 ? static_cast<const int64_t*>(t.data)[i] : static_cast<const int32_t*>(t.data)[i];
-}
 
 std::vector<Batch> batches(const Args& a, const Dims& d) {
   std::vector<Batch> out(static_cast<size_t>(d.batch));
@@ -80,10 +72,10 @@ void check_data(const Args& a, const Dims& d) {
   if (a.layout_kv == Layout::kPA_BSND) {
     for (int64_t b = 0; b < d.batch; ++b) {
       const int64_t len = bs[static_cast<size_t>(b)].kv_len;
-      const int64_t used = (len + d.block_size - 1) / d.block_size;
-      for (int64_t i = 0; i < used; ++i) {
-        const int64_t id = read_index(*a.block_table, b * d.max_blocks + i);
-        if (id < 0 || id >= d.num_blocks) fail_record(kSfaBlockIdOutOfRange, b, id, i, d.num_blocks, len, d.block_size);
+      const int64_t i = seq::first_bad_block(*a.block_table, b, d.max_blocks, len, d.block_size, d.num_blocks);
+      if (i >= 0) {
+        fail_record(kSfaBlockIdOutOfRange, b, read_index(*a.block_table, b * d.max_blocks + i), i, d.num_blocks, len,
+                    d.block_size);
       }
     }
   }
@@ -107,29 +99,13 @@ aop::Error kernel_error(const int64_t record[kSfaCheckWords]) {
   const auto message = [](const std::string& what) { return std::string("sparse_flash_attention: ") + what; };
   if (code >= kSfaLenQNegative && code <= kSfaLenKvBeyond) {
     const bool query = code <= kSfaLenQBeyond;
-    const auto layout = static_cast<Layout>(record[4]);
-    const std::string where =
-        std::string(query ? "actual_seq_lengths_query" : "actual_seq_lengths_kv") + "[" + s(at) + "] = " + s(v);
-    switch ((code - kSfaLenQNegative) % 3) {
-      case 0: return aop::Error(AOP_VALUE_ERROR, message(where + " is negative"));
-      case 1:
-        return aop::Error(AOP_VALUE_ERROR,
-                          message(where + " is below the previous end " + s(aux) + ": cumulative ends never decrease"));
-      default: {
-        const char* what = query ? (layout == Layout::kTND ? "the query's T1" : "the query's S1")
-                           : layout == Layout::kPA_BSND ? "what the block table holds: max_blocks * block_size"
-                           : layout == Layout::kTND     ? "the key's T2"
-                                                        : "the key's S2";
-        return aop::Error(AOP_VALUE_ERROR, message(where + " is beyond " + what + " (" + s(aux) + ")"));
-      }
-    }
+    const auto fault = static_cast<seq::LengthFault>((code - kSfaLenQNegative) % 3);
+    const char* arg = query ? "actual_seq_lengths_query" : "actual_seq_lengths_kv";
+    const char* limit = seq::length_limit_name(query, static_cast<Layout>(record[4]));
+    return aop::Error(AOP_VALUE_ERROR, message(seq::length_message(arg, fault, at, v, aux, limit)));
   }
   if (code == kSfaBlockIdOutOfRange) {
-    const int64_t num_blocks = record[4], len = record[5], block_size = record[6];
-    const int64_t used = block_size > 0 ? (len + block_size - 1) / block_size : 0;
-    return aop::Error(AOP_INDEX_ERROR, message("block_table[" + s(at) + "][" + s(aux) + "] = " + s(v) +
-                                               " is out of range: key has " + s(num_blocks) + " blocks (batch " +
-                                               s(at) + " reads " + s(used) + " blocks for " + s(len) + " keys)"));
+    return aop::Error(AOP_INDEX_ERROR, message(seq::block_id_message(at, aux, v, record[4], record[5], record[6])));
   }
   if (code == kSfaIndexBelowMinusOne) {
     return aop::Error(AOP_INDEX_ERROR, message("sparse_indices row " + s(at) + " (batch " + s(record[4]) + ") entry " +

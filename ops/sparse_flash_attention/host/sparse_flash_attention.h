@@ -11,17 +11,20 @@
 #include "ascend_ops/error.hpp"
 #include "ascend_ops/npu_context.hpp"
 #include "ascend_ops/platform.h"
+#include "ascend_ops/seq_layout.hpp"
 #include "ascend_ops/tensor.h"
 #include "kernel/sparse_flash_attention_tiling.h"
 
 namespace aop::sparse_flash_attention {
 
-enum class Layout : int32_t { kBSND = 0, kTND = 1, kPA_BSND = 2 };
+using Layout = seq::Layout;  // BSND, TND, PA_BSND (common's, shared with lightning_indexer)
+using seq::layout_name;
 
 // "BSND" / "TND" for the query, "PA_BSND" / "BSND" / "TND" for key and value; ValueError naming
 // the argument and the accepted values otherwise.
-Layout parse_layout(const std::string& name, const char* arg, bool is_kv);
-const char* layout_name(Layout layout);
+inline Layout parse_layout(const std::string& name, const char* arg, bool is_kv) {
+  return seq::parse_layout(name, "sparse_flash_attention", arg, is_kv);
+}
 
 constexpr int64_t kDefaultTokens = INT64_MAX;  // pre_tokens / next_tokens: the only value accepted
 

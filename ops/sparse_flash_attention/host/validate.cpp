@@ -103,23 +103,6 @@ Shape kv_shape(Layout layout, const Dims& d, const char* width_name, int64_t wid
 
 }  // namespace
 
-Layout parse_layout(const std::string& name, const char* arg, bool is_kv) {
-  if (name == "BSND") return Layout::kBSND;
-  if (name == "TND") return Layout::kTND;
-  if (is_kv && name == "PA_BSND") return Layout::kPA_BSND;
-  fail(AOP_VALUE_ERROR, std::string(arg) + " should be " + (is_kv ? "'PA_BSND', 'BSND' or 'TND'" : "'BSND' or 'TND'") +
-                            " but is '" + name + "'");
-}
-
-const char* layout_name(Layout layout) {
-  switch (layout) {
-    case Layout::kBSND: return "BSND";
-    case Layout::kTND: return "TND";
-    case Layout::kPA_BSND: return "PA_BSND";
-  }
-  return "?";
-}
-
 Dims validate(const Args& a, bool check_outputs) {
   // Attributes first: they decide how the tensors are read.
   if (a.layout_query != Layout::kBSND && a.layout_query != Layout::kTND) {
