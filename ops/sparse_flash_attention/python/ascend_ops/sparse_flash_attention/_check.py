@@ -51,16 +51,18 @@ def _expect(got, q, k, idx, qr, kr, table, unit: float) -> None:
         raise AssertionError("softmax_sum differs from the reference")
 
 
-def _call(fn, q, k, idx, qr, kr, table):
-    return fn(q, k, k, idx, _SCALE, block_table=table, actual_seq_lengths_query=_LENGTHS_Q,
-              actual_seq_lengths_kv=_LENGTHS_KV, query_rope=qr, key_rope=kr, return_softmax_lse=True)
+def _call(fn, q, k, idx, qr, kr, table, lengths_q, lengths_kv):
+    """The call every front door makes, on its own tensors."""
+    return fn(q, k, k, idx, _SCALE, block_table=table, actual_seq_lengths_query=lengths_q,
+              actual_seq_lengths_kv=lengths_kv, query_rope=qr, key_rope=kr, return_softmax_lse=True)
 
 
 def _numpy():
     from .api import sparse_flash_attention
 
     q, k, idx, qr, kr = _inputs(np.float32, 16, 4)
-    _expect(_call(sparse_flash_attention, q, k, idx, qr, kr, _TABLE), q, k, idx, qr, kr, _TABLE, 0.0)
+    got = _call(sparse_flash_attention, q, k, idx, qr, kr, _TABLE, _LENGTHS_Q, _LENGTHS_KV)
+    _expect(got, q, k, idx, qr, kr, _TABLE, 0.0)
 
 
 def _emu():
@@ -97,7 +99,7 @@ def _torch(compiled: bool):
             return _call(torch.ops.ascend_ops.sparse_flash_attention, *tensors)
 
         fn = torch.compile(call, fullgraph=True) if compiled else call
-        got = fn(*(torch.from_numpy(a) for a in (q, k, idx, qr, kr, _TABLE)))
+        got = fn(*(torch.from_numpy(a) for a in (q, k, idx, qr, kr, _TABLE, _LENGTHS_Q, _LENGTHS_KV)))
         _expect([t.numpy() for t in got], q, k, idx, qr, kr, _TABLE, 0.0)
     return run
 
@@ -117,7 +119,7 @@ def _mindspore(graph: bool):
             return _call(ms_ops.sparse_flash_attention, *tensors)
 
         fn = ms.jit(call) if graph else call
-        got = fn(*(ms.Tensor(a) for a in (q, k, idx, qr, kr, _TABLE)))
+        got = fn(*(ms.Tensor(a) for a in (q, k, idx, qr, kr, _TABLE, _LENGTHS_Q, _LENGTHS_KV)))
         _expect([t.asnumpy() for t in got], q, k, idx, qr, kr, _TABLE, 0.0)
     return run
 
