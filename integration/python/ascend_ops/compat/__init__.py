@@ -4,18 +4,28 @@
 module                     their call                                               our op (package)
 =========================  =======================================================  ===========================
 ``ms_custom_ops``          ``ms_custom_ops.reshape_and_cache``                      reshape_and_cache
+``ms_custom_ops``          ``ms_custom_ops.sparse_flash_attention``                 sparse_flash_attention
+``mindspore_ops``          ``mindspore.ops.sparse_flash_attention``                 sparse_flash_attention
 ``vllm_mindspore``         ``vllm_mindspore._custom_ops.advance_step_flashattn``    adv_step_flash
 ``vllm``                   ``vllm._custom_ops.reshape_and_cache_flash``             reshape_and_cache
 ``custom_pypto``           ``torch.ops.custom.npu_lightning_indexer_pto``           lightning_indexer
 ``vllm_ascend``            ``torch.ops.custom.npu_lightning_indexer`` (vllm-ascend  lightning_indexer
                            / torch_npu keyword form)
+``vllm_ascend``            ``torch.ops._C_ascend.npu_sparse_flash_attention``       sparse_flash_attention
+                           (vllm-ascend's schema: attention_mode defaults to 2)
+``torch_npu``              ``torch_npu.npu_sparse_flash_attention`` (torch_npu's    sparse_flash_attention
+                           defaults: layout_kv "BSND", attention_mode 0)
 =========================  =======================================================  ===========================
 
 Each function only translates its arguments (names, defaults, shapes the source project
 accepts) to one of our ops and returns what the source project returns; every check of the
 arguments our op takes is the op's own (host/ validation). The modules ship with the integration
 package ``ascend-ops``, which depends on every op; where an op was removed from an environment
-anyway, a module imports only the op it translates to, when the module is imported (graph
+anyway, a module imports only the ops it translates to, when the module is imported (graph
 compilers then see a plain module attribute), and raises ImportError naming the conda package
 to install.
+
+Defaults are the source project's, even where the source project's own kernel refuses them
+(torch_npu's and MindSpore's ``attention_mode=0`` for sparse_flash_attention): the call then
+fails in our op with its own message, as it fails there.
 """

@@ -2,15 +2,22 @@
 
 ``ms_custom_ops.reshape_and_cache(key, value=None, key_cache=None, value_cache=None,
 slot_mapping=None, cache_mode=0, head_num=0)`` -> :func:`ascend_ops.reshape_and_cache.ms.reshape_and_cache`.
+``ms_custom_ops.sparse_flash_attention(query, key, value, sparse_indices, block_table=None, ...)``
+-> :func:`ascend_ops.sparse_flash_attention.ms.sparse_flash_attention`.
 """
 from __future__ import annotations
 
 from ._require import require_op
 
-__all__ = ["reshape_and_cache"]
+__all__ = ["reshape_and_cache", "sparse_flash_attention"]
 
 # At import, so that graph compilers see a plain module attribute (ImportError names the package).
 _ops = require_op("ascend_ops.reshape_and_cache.ms", "ascend-op-reshape-and-cache", __name__)
+_sfa_ops = require_op("ascend_ops.sparse_flash_attention.ms", "ascend-op-sparse-flash-attention", __name__)
+
+#: ms_custom_ops' integer layout codes (``kQueryLayouts``, ``kKVLayouts``).
+_QUERY_LAYOUTS = ("BSND", "TND")
+_KV_LAYOUTS = ("BSND", "PA_BSND")
 
 
 def reshape_and_cache(key, value=None, key_cache=None, value_cache=None, slot_mapping=None, cache_mode=0,
@@ -33,3 +40,25 @@ def reshape_and_cache(key, value=None, key_cache=None, value_cache=None, slot_ma
         head_num = key_cache.shape[2]
     return _ops.reshape_and_cache(key, value, key_cache, value_cache, slot_mapping, cache_mode,
                                  None if head_num == 0 else head_num)
+
+
+def sparse_flash_attention(query, key, value, sparse_indices, block_table=None, actual_seq_lengths_query=None,
+                           actual_seq_lenghts_kv=None, query_rope=None, key_rope=None, scale_value=1.0,
+                           sparse_block_size=1, layout_query=0, layout_kv=0, sparse_mode=3):
+    """ms_custom_ops' ``sparse_flash_attention``: MLA-absorbed sparse attention, every argument
+    positional or by keyword, in ms_custom_ops' order and with its defaults. Its keyword for the
+    key lengths is spelled ``actual_seq_lenghts_kv``, as in its PyNative binding and its doc. The
+    layouts are ints: ``layout_query`` 0 = "BSND", 1 = "TND"; ``layout_kv`` 0 = "BSND",
+    1 = "PA_BSND" (any other value is refused with ValueError, as ms_custom_ops refuses it).
+    MLA-absorb is implied (ms_custom_ops passes no attention_mode); no lse.
+
+    Returns the attention output only, as ms_custom_ops.
+    """
+    if not (0 <= layout_query < len(_QUERY_LAYOUTS)) or not (0 <= layout_kv < len(_KV_LAYOUTS)):
+        raise ValueError(f"sparse_flash_attention: layout_query should be 0 (BSND) or 1 (TND) and layout_kv 0 (BSND) "
+                         f"or 1 (PA_BSND), as in ms_custom_ops, but are {layout_query} and {layout_kv}")
+    out, _, _ = _sfa_ops.sparse_flash_attention(
+        query, key, value, sparse_indices, scale_value, block_table, actual_seq_lengths_query,
+        actual_seq_lenghts_kv, query_rope, key_rope, sparse_block_size, _QUERY_LAYOUTS[layout_query],
+        _KV_LAYOUTS[layout_kv], sparse_mode)
+    return out

@@ -1,13 +1,17 @@
-"""vllm-ascend / torch_npu call forms (``torch.ops.custom.npu_lightning_indexer``), translated to
-ascend-ops (PyTorch)."""
+"""vllm-ascend / torch_npu call forms (``torch.ops.custom.npu_lightning_indexer``,
+``torch.ops._C_ascend.npu_sparse_flash_attention``), translated to ascend-ops (PyTorch)."""
 from __future__ import annotations
 
 from ._indexer import lightning_indexer as _lightning_indexer
 from ._require import require_op
+from ._sfa import npu_sparse_flash_attention as _sparse_flash_attention
 
 _op = require_op("ascend_ops.lightning_indexer", "ascend-op-lightning-indexer", __name__)
+_sfa_op = require_op("ascend_ops.sparse_flash_attention", "ascend-op-sparse-flash-attention", __name__)
 
-__all__ = ["npu_lightning_indexer"]
+__all__ = ["npu_lightning_indexer", "npu_sparse_flash_attention"]
+
+_NO_LIMIT = 9223372036854775807  # 2**63 - 1
 
 
 def npu_lightning_indexer(query, key, weights, *, actual_seq_lengths_query=None, actual_seq_lengths_key=None,
@@ -27,3 +31,24 @@ def npu_lightning_indexer(query, key, weights, *, actual_seq_lengths_query=None,
     return _lightning_indexer(_op, query, key, weights,
                               actual_seq_lengths_query, actual_seq_lengths_key, block_table, layout_query,
                               layout_key, sparse_count, sparse_mode, cmp_ratio)
+
+
+def npu_sparse_flash_attention(query, key, value, sparse_indices, scale_value, *, block_table=None,
+                               actual_seq_lengths_query=None, actual_seq_lengths_kv=None, query_rope=None,
+                               key_rope=None, sparse_block_size=1, layout_query="BSND", layout_kv="BSND",
+                               sparse_mode=3, pre_tokens=_NO_LIMIT, next_tokens=_NO_LIMIT, attention_mode=2,
+                               return_softmax_lse=False):
+    """vllm-ascend's ``torch.ops._C_ascend.npu_sparse_flash_attention`` (``csrc/torch_binding.cpp``):
+    the keywords and defaults of its schema -- as torch_npu's, but ``attention_mode`` defaults to
+    2 (MLA-absorb, the only mode the kernel takes) and there is no ``sinks``. vllm-ascend calls it
+    with every argument by keyword: TND query, PA_BSND latent cache with ``value=key``,
+    ``sparse_block_size=1``, and ``return_softmax_lse=True`` under decode context parallel (it
+    merges partial results with ``lse = softmax_max + log(softmax_sum)``).
+
+    Returns ``(attention_out, softmax_max, softmax_sum)`` as vllm-ascend: without
+    ``return_softmax_lse`` the last two are empty float32 tensors of shape [0].
+    -> :func:`ascend_ops.sparse_flash_attention.sparse_flash_attention`."""
+    return _sparse_flash_attention(_sfa_op, query, key, value, sparse_indices, scale_value, block_table,
+                                   actual_seq_lengths_query, actual_seq_lengths_kv, query_rope, key_rope,
+                                   sparse_block_size, layout_query, layout_kv, sparse_mode, pre_tokens, next_tokens,
+                                   attention_mode, return_softmax_lse)

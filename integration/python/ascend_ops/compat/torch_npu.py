@@ -1,0 +1,39 @@
+"""torch_npu's call forms (``torch_npu.npu_*``), translated to ascend-ops (PyTorch)."""
+from __future__ import annotations
+
+from ._require import require_op
+from ._sfa import npu_sparse_flash_attention as _sparse_flash_attention
+
+_op = require_op("ascend_ops.sparse_flash_attention", "ascend-op-sparse-flash-attention", __name__)
+
+__all__ = ["npu_sparse_flash_attention"]
+
+_NO_LIMIT = 9223372036854775807  # 2**63 - 1
+
+
+def npu_sparse_flash_attention(query, key, value, sparse_indices, scale_value, *, block_table=None,
+                               actual_seq_lengths_query=None, actual_seq_lengths_kv=None, query_rope=None,
+                               key_rope=None, sparse_block_size=1, layout_query="BSND", layout_kv="BSND",
+                               sparse_mode=3, pre_tokens=_NO_LIMIT, next_tokens=_NO_LIMIT, attention_mode=0,
+                               return_softmax_lse=False, sinks=None):
+    """``torch_npu.npu_sparse_flash_attention``: MLA-absorbed attention over the selected key
+    positions. Same positional / keyword-only split, keywords and defaults as torch_npu
+    (op-plugin ``op_plugin_functions.yaml``), so ``layout_kv`` defaults to ``"BSND"`` and
+    ``attention_mode`` to 0 -- which torch_npu's own tiling refuses (only 2, MLA-absorb, is
+    supported): called with that default, our op raises ValueError ("attention_mode should be
+    2") as torch_npu fails there. Pass ``attention_mode=2``, as every caller does.
+
+    Returns ``(attention_out, softmax_max, softmax_sum)`` as torch_npu: without
+    ``return_softmax_lse`` the last two are empty float32 tensors of shape [0].
+
+    ``sinks`` (Ascend 950's per-head attention sink, ``aclnnSparseFlashAttentionV2``; "not
+    supported" on Atlas A2 / A3) has no counterpart in our op: anything but None is refused with
+    ValueError. -> :func:`ascend_ops.sparse_flash_attention.sparse_flash_attention`."""
+    if sinks is not None:
+        raise ValueError("npu_sparse_flash_attention: sinks should be None (Ascend 950's attention sink, "
+                         "aclnnSparseFlashAttentionV2, is not supported by ascend_ops.sparse_flash_attention) "
+                         f"but is a {type(sinks).__name__}")
+    return _sparse_flash_attention(_op, query, key, value, sparse_indices, scale_value, block_table,
+                                   actual_seq_lengths_query, actual_seq_lengths_kv, query_rope, key_rope,
+                                   sparse_block_size, layout_query, layout_kv, sparse_mode, pre_tokens, next_tokens,
+                                   attention_mode, return_softmax_lse)
