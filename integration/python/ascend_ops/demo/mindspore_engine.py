@@ -5,11 +5,14 @@ place; the graph reads them after the write (the op's ``RW_WRITE`` signature and
 ``side_effect_mem`` order the write before the reads). PyNative: the Cell runs eagerly and the
 ops are called through timer wrappers (which wait for MindSpore's queue, so each op's time is
 its own). Graph mode: ``ms.jit`` of the Cell, with the ops' graph front doors
-(``ascend_ops.reshape_and_cache.ms.PRIMITIVE``, ``ascend_ops.lightning_indexer.ms.lightning_indexer``
-without sparse_values: a graph must not return the None); the decode step (every layer and the
-greedy argmax) is one graph, compiled once and replayed, timed as a whole; the prefill has its
-own shapes and is a second graph. advance_step_flashattn runs between steps, outside the graph,
-on the same metadata tensors.
+(``ascend_ops.reshape_and_cache.ms.reshape_and_cache``, ``ascend_ops.lightning_indexer.ms.lightning_indexer``
+without sparse_values: a graph must not return the None,
+``ascend_ops.sparse_flash_attention.ms.sparse_flash_attention``); the decode step (every layer and
+the greedy argmax) is one graph, compiled once and replayed, timed as a whole; the prefill has
+its own shapes and is a second graph. sparse_flash_attention's scale_value is computed in Python
+when the Cell is built and enters the graph as a constant (MindSpore would round float
+arithmetic inside ``construct`` to float32). advance_step_flashattn runs between steps, outside
+the graph, on the same metadata tensors.
 """
 from __future__ import annotations
 
@@ -27,7 +30,7 @@ __all__ = ["MindSporeEngine"]
 def _modules():
     from ascend_ops.common.loader import load_native
 
-    for package in ("reshape_and_cache", "lightning_indexer", "adv_step_flash"):
+    for package in ("reshape_and_cache", "lightning_indexer", "sparse_flash_attention", "adv_step_flash"):
         load_native(f"ascend_ops.{package}", "mindspore")  # a clear error if an adapter is not built
     import mindspore as ms
     from mindspore import nn, ops
@@ -35,15 +38,16 @@ def _modules():
     from ascend_ops.adv_step_flash import ms as asf_ms
     from ascend_ops.lightning_indexer import ms as li_ms
     from ascend_ops.reshape_and_cache import ms as rac_ms
+    from ascend_ops.sparse_flash_attention import ms as sfa_ms
 
-    return ms, nn, ops, rac_ms, li_ms, asf_ms
+    return ms, nn, ops, rac_ms, li_ms, sfa_ms, asf_ms
 
 
-def _build_cell(cfg: Config, weights: Dict[str, np.ndarray], plan: Plan, rac, li):
-    ms, nn, ops, _, _, _ = _modules()
-    hd, bs, k_sel = cfg.head_dim, cfg.block_size, cfg.sparse_count
-    scale, index_scale, eps = float(1.0 / np.sqrt(hd)), cfg.index_scale, cfg.eps
-    oq, ok, ov, oiq, oiw = proj_split(cfg)
+def _build_cell(cfg: Config, weights: Dict[str, np.ndarray], plan: Plan, rac, li, sfa):
+    ms, nn, ops, _, _, _, _ = _modules()
+    k_sel = cfg.sparse_count
+    scale, index_scale, eps = cfg.scale, cfg.index_scale, cfg.eps     # Python floats: graph constants
+    o_q, o_qr, o_c, o_kr, o_iq, o_ik, o_iw, _ = proj_split(cfg)
 
     def rms(x, g):
         return x * ops.rsqrt(ops.mean(x * x, -1, True) + eps) * g
@@ -54,47 +58,43 @@ def _build_cell(cfg: Config, weights: Dict[str, np.ndarray], plan: Plan, rac, li
             t = {k: ms.Tensor(v) for k, v in weights.items()}
             self.embed, self.pos_embed, self.norm_f, self.w_out = t["embed"], t["pos_embed"], t["norm_f"], t["w_out"]
             self.layers = tuple(tuple(ms.Tensor(a) for a in layer) for layer in engine_layers(cfg, weights))
-            shape = (plan.num_blocks, bs, 1, hd)
-            self.k_caches = ms.ParameterTuple(
-                [ms.Parameter(ms.Tensor(np.zeros(shape, np.float32)), name=f"k_cache{i}", requires_grad=False)
-                 for i in range(cfg.layers)])
-            self.v_caches = ms.ParameterTuple(
-                [ms.Parameter(ms.Tensor(np.zeros(shape, np.float32)), name=f"v_cache{i}", requires_grad=False)
-                 for i in range(cfg.layers)])
-            self.rac, self.li = rac, li
+            def caches(name, width):
+                shape = (plan.num_blocks, cfg.block_size, 1, width)
+                return ms.ParameterTuple(
+                    [ms.Parameter(ms.Tensor(np.zeros(shape, np.float32)), name=f"{name}{i}", requires_grad=False)
+                     for i in range(cfg.layers)])
+
+            self.latent_caches = caches("latent_cache", cfg.latent)
+            self.rope_caches = caches("rope_cache", cfg.rope)
+            self.index_caches = caches("index_cache", cfg.index_dim)
+            self.rac, self.li, self.sfa = rac, li, sfa
 
         def construct(self, tokens, positions, slots, lens_q, lens_k, rows, block_tables):
             """tokens / positions [B, S] int32, slots [B*S], lens_q / lens_k [B], rows [B] (the flat
             row of each sequence to sample), block_tables [B, max_blocks] -> next tokens [B]."""
             b, s = tokens.shape
-            max_blocks = block_tables.shape[1]
             x = ops.gather(self.embed, tokens, 0) + ops.gather(self.pos_embed, positions, 0)
             for i in range(cfg.layers):
-                norm1, w_proj, wo, norm2, w1, w2 = self.layers[i]
-                k_cache, v_cache = self.k_caches[i], self.v_caches[i]
+                norm1, w_proj, wo_latent, norm2, w1, w2 = self.layers[i]
+                latent_cache, rope_cache, index_cache = self.latent_caches[i], self.rope_caches[i], self.index_caches[i]
                 h = rms(x, norm1)
-                proj = ops.matmul(h, w_proj).reshape(b * s, -1)                   # [T, q | k | v | iq | iw]
-                q = proj[:, oq:ok].reshape(b, s, cfg.heads, hd)
-                k = proj[:, ok:ov].reshape(b * s, 1, hd)
-                v = proj[:, ov:oiq].reshape(b * s, 1, hd)
-                self.rac(k, v, k_cache, v_cache, slots)
-                iq = proj[:, oiq:oiw].contiguous().reshape(b, s, cfg.index_heads, hd)
-                iw = (proj[:, oiw:] * index_scale).reshape(b, s, cfg.index_heads)
-                sel, _ = self.li(iq, k_cache, iw, lens_q, lens_k, block_tables, layout_query="BSND",
+                proj = ops.matmul(h, w_proj).reshape(b * s, -1)   # [T, q_latent | q_rope | latent | k_rope | iq | ik | iw]
+                latent = proj[:, o_c:o_kr].reshape(b * s, 1, cfg.latent)
+                k_rope = proj[:, o_kr:o_iq].reshape(b * s, 1, cfg.rope)
+                index_key = proj[:, o_ik:o_iw].reshape(b * s, 1, cfg.index_dim)
+                self.rac(latent, k_rope, latent_cache, rope_cache, slots)     # latent as key, rope as value
+                self.rac(index_key, None, index_cache, None, slots)            # key-only
+                iq = proj[:, o_iq:o_ik].contiguous().reshape(b, s, cfg.index_heads, cfg.index_dim)
+                iw = (proj[:, o_iw:] * index_scale).reshape(b, s, cfg.index_heads)
+                sel, _ = self.li(iq, index_cache, iw, lens_q, lens_k, block_tables, layout_query="BSND",
                                  layout_key="PA_BSND", sparse_count=k_sel, sparse_mode=3, return_value=False)
-                sel = sel.reshape(b, s, k_sel)
-                # gather the selected tokens' K/V through the block table (sel -1: nothing)
-                valid = sel >= 0
-                pos = ops.maximum(sel, 0)
-                table = ops.broadcast_to(ops.expand_dims(block_tables, 1), (b, s, max_blocks))
-                slot = ops.gather_elements(table, 2, pos // bs) * bs + pos % bs
-                flat = slot.reshape(-1)
-                keys = ops.gather(k_cache.reshape(-1, hd), flat, 0).reshape(b, s, k_sel, hd)
-                values = ops.gather(v_cache.reshape(-1, hd), flat, 0).reshape(b, s, k_sel, hd)
-                att = ops.matmul(q, keys.swapaxes(-1, -2)) * scale                 # [B, S, H, K]
-                att = ops.masked_fill(att, ops.logical_not(ops.expand_dims(valid, 2)), -1e30)
-                out = ops.matmul(ops.softmax(att, -1), values)                     # [B, S, H, hd]
-                x = x + ops.matmul(out.reshape(b, s, cfg.heads * hd), wo)
+                q_latent = proj[:, o_q:o_qr].contiguous().reshape(b, s, cfg.heads, cfg.latent)
+                q_rope = proj[:, o_qr:o_c].contiguous().reshape(b, s, cfg.heads, cfg.rope)
+                out, _, _ = self.sfa(q_latent, latent_cache, latent_cache, sel, scale, block_table=block_tables,
+                                     actual_seq_lengths_query=lens_q, actual_seq_lengths_kv=lens_k,
+                                     query_rope=q_rope, key_rope=rope_cache, layout_query="BSND",
+                                     layout_kv="PA_BSND", sparse_mode=3)
+                x = x + ops.matmul(out.reshape(b, s, cfg.heads * cfg.latent), wo_latent)   # from the latent width
                 x = x + ops.matmul(ops.relu(ops.matmul(rms(x, norm2), w1)), w2)
             x = ops.gather(x.reshape(b * s, cfg.hidden), rows, 0)
             logits = ops.matmul(rms(x, self.norm_f), self.w_out)
@@ -119,7 +119,7 @@ class MindSporeEngine:
 
     def __init__(self, cfg: Config, weights: Dict[str, np.ndarray], plan: Plan, *, graph: bool,
                  timer: Timer) -> None:
-        ms, _, _, rac_ms, li_ms, asf_ms = _modules()
+        ms, _, _, rac_ms, li_ms, sfa_ms, asf_ms = _modules()
         if ms.get_context("device_target") != "CPU":
             ms.set_context(device_target="CPU")
         self.ms, self.cfg, self.plan, self.timer = ms, cfg, plan, timer
@@ -127,11 +127,12 @@ class MindSporeEngine:
 
         timer.sync = _pynative_executor.sync
         if graph:
-            rac, li = rac_ms.PRIMITIVE, li_ms.lightning_indexer
+            rac, li, sfa = rac_ms.reshape_and_cache, li_ms.lightning_indexer, sfa_ms.sparse_flash_attention
         else:
             rac = timer.wrap("reshape_and_cache", rac_ms.reshape_and_cache)
             li = timer.wrap("lightning_indexer", li_ms.lightning_indexer)
-        self.net = _build_cell(cfg, weights, plan, rac, li)
+            sfa = timer.wrap("sparse_flash_attention", sfa_ms.sparse_flash_attention)
+        self.net = _build_cell(cfg, weights, plan, rac, li, sfa)
         self.forward = timer.wrap(GRAPH, ms.jit(self.net)) if graph else self.net
         self.advance = timer.wrap("adv_step_flash", asf_ms.advance_step_flashattn)
         b = cfg.batch

@@ -1,6 +1,8 @@
 """The dense NumPy reference of the demo model: float64, no paging, no ops, no framework.
 
-Each sequence keeps its keys and values in plain growing arrays; the indexer's selection is
+MLA computed as written, never absorbed: per head, keys ``c @ w_uk`` and values ``c @ w_uv`` from
+the latent rows ``c``, plus the shared rope key columns. Each sequence keeps its latent, rope and
+indexer key rows in plain growing arrays; the indexer's selection is
 computed from its definition (score every visible key, keep the ``sparse_count`` best, ties
 to the smaller position). It also measures how robust greedy agreement is: the smallest gap
 between the best and the second-best logit, and the smallest gap between the last selected
@@ -36,8 +38,9 @@ def _rms(x: np.ndarray, g: np.ndarray, eps: float) -> np.ndarray:
 class _Sequence:
     def __init__(self, cfg: Config, w: Dict[str, np.ndarray]) -> None:
         self.cfg, self.w = cfg, {k: v.astype(np.float64) for k, v in w.items()}
-        self.keys: List[np.ndarray] = [np.zeros((0, cfg.head_dim)) for _ in range(cfg.layers)]
-        self.values: List[np.ndarray] = [np.zeros((0, cfg.head_dim)) for _ in range(cfg.layers)]
+        self.latents: List[np.ndarray] = [np.zeros((0, cfg.latent)) for _ in range(cfg.layers)]
+        self.ropes: List[np.ndarray] = [np.zeros((0, cfg.rope)) for _ in range(cfg.layers)]
+        self.index_keys: List[np.ndarray] = [np.zeros((0, cfg.index_dim)) for _ in range(cfg.layers)]
         self.index_gaps: List[float] = []
         self.zero_ties = 0
 
@@ -45,21 +48,24 @@ class _Sequence:
         """Run the new tokens (all after the cached ones); return their logits [n, vocab]."""
         cfg, w = self.cfg, self.w
         x = w["embed"][tokens] + w["pos_embed"][positions]
-        n, hd = len(tokens), cfg.head_dim
+        n, nh = len(tokens), cfg.heads
         for i in range(cfg.layers):
             p = f"layer{i}."
             h = _rms(x, w[p + "norm1"], cfg.eps)
-            q = (h @ w[p + "wq"]).reshape(n, cfg.heads, hd)
-            self.keys[i] = np.concatenate([self.keys[i], h @ w[p + "wk"]])
-            self.values[i] = np.concatenate([self.values[i], h @ w[p + "wv"]])
-            iq = (h @ w[p + "wq_index"]).reshape(n, cfg.index_heads, hd)
+            q_nope = (h @ w[p + "wq_nope"]).reshape(n, nh, cfg.qk_nope)
+            q_rope = (h @ w[p + "wq_rope"]).reshape(n, nh, cfg.rope)
+            self.latents[i] = np.concatenate([self.latents[i], h @ w[p + "w_dkv"]])
+            self.ropes[i] = np.concatenate([self.ropes[i], h @ w[p + "w_kr"]])
+            self.index_keys[i] = np.concatenate([self.index_keys[i], h @ w[p + "wk_index"]])
+            iq = (h @ w[p + "wq_index"]).reshape(n, cfg.index_heads, cfg.index_dim)
             iw = (h @ w[p + "w_index_weights"]) * cfg.index_scale
-            keys, values = self.keys[i], self.values[i]
-            out = np.empty((n, cfg.heads, hd))
+            c, kr, ik = self.latents[i], self.ropes[i], self.index_keys[i]
+            k_nope = (c @ w[p + "w_uk"]).reshape(len(c), nh, cfg.qk_nope)      # [L, heads, qk_nope]
+            v = (c @ w[p + "w_uv"]).reshape(len(c), nh, cfg.v_dim)              # [L, heads, v_dim]
+            out = np.empty((n, nh, cfg.v_dim))
             for r in range(n):
-                visible = len(keys) - n + r + 1            # causal: keys up to this token
-                kv = keys[:visible]
-                score = iw[r] @ np.maximum(iq[r] @ kv.T, 0.0)           # [visible]
+                visible = len(c) - n + r + 1            # causal: keys up to this token
+                score = iw[r] @ np.maximum(iq[r] @ ik[:visible].T, 0.0)    # [visible]
                 order = np.lexsort((np.arange(visible), -score))        # best first, ties to smaller j
                 chosen = order[: cfg.sparse_count]
                 if visible > cfg.sparse_count:
@@ -70,10 +76,11 @@ class _Sequence:
                         self.zero_ties += 1
                     else:
                         self.index_gaps.append((last - first_out) / max(np.abs(score).max(), 1e-30))
-                att = q[r] @ keys[chosen].T / np.sqrt(hd)                # [heads, k]
+                att = (np.einsum("hd,khd->hk", q_nope[r], k_nope[chosen])
+                       + q_rope[r] @ kr[chosen].T) * cfg.scale              # [heads, k]
                 att = np.exp(att - att.max(axis=-1, keepdims=True))
                 att /= att.sum(axis=-1, keepdims=True)
-                out[r] = att @ values[chosen]
+                out[r] = np.einsum("hk,khd->hd", att, v[chosen])
             x = x + out.reshape(n, -1) @ w[p + "wo"]
             h2 = _rms(x, w[p + "norm2"], cfg.eps)
             x = x + np.maximum(h2 @ w[p + "w1"], 0.0) @ w[p + "w2"]

@@ -23,7 +23,7 @@ __all__ = ["MODES", "OPS", "ModeResult", "Report", "run", "run_mode", "write_plo
 #: The modes, in the order they run.
 MODES = ("torch eager", "torch compile", "mindspore pynative", "mindspore graph")
 #: The ops the engines time one by one in eager modes.
-OPS = ("reshape_and_cache", "lightning_indexer", "adv_step_flash")
+OPS = ("reshape_and_cache", "lightning_indexer", "sparse_flash_attention", "adv_step_flash")
 OTHER = "framework ops + host"
 
 OK, MISMATCH, FAILED, SKIPPED = "match", "MISMATCH", "FAILED", "skipped"
@@ -202,8 +202,8 @@ def _print_report(report: Report, p: Plan, out: TextIO) -> None:
         print(format_table(["mode"] + buckets + ["total"], table), file=out)
         print(f"\n- eager modes time each op call; MindSpore PyNative waits for its queue before and after "
               f"each op (so the op's own time is its own).\n"
-              f"- compiled modes: reshape_and_cache, lightning_indexer, the attention and the MLP of every layer "
-              f"run inside one graph\n  (\"{GRAPH_BUCKET}\"): no per-op breakdown is available there; "
+              f"- compiled modes: reshape_and_cache, lightning_indexer, sparse_flash_attention and the MLP of every "
+              f"layer run inside one graph\n  (\"{GRAPH_BUCKET}\"): no per-op breakdown is available there; "
               f"adv_step_flash runs between steps, outside the graph.\n"
               f"- torch compile compiles the decode step; its prefill runs eager. MindSpore graph compiles both.",
               file=out)
@@ -237,8 +237,9 @@ def run(cfg: Config, modes: Sequence[str] = MODES, *, out: TextIO = sys.stdout, 
           f"{cfg.steps} decode steps ({cfg.steps + 1} tokens each, greedy)", file=out)
     print(f"cache:     per layer {p.num_blocks} blocks x {cfg.block_size} slots, shuffled block tables; the "
           f"indexer keeps the top {cfg.sparse_count} of up to {longest} tokens", file=out)
-    print(f"engine:    prefill: reshape_and_cache -> lightning_indexer -> attention over the selected tokens; "
-          f"each step: the same, greedy sample, adv_step_flash", file=out)
+    print(f"engine:    prefill: reshape_and_cache (latent + rope, indexer key) -> lightning_indexer -> "
+          f"sparse_flash_attention (absorbed MLA over the selected tokens); each step: the same, greedy sample, "
+          f"adv_step_flash", file=out)
     print(f"reference: NumPy float64, dense (no paging, no ops): smallest greedy margin {ref.min_logit_margin:.1e}, "
           f"smallest indexer top-k boundary gap {ref.min_index_gap:.1e} (relative to the row's largest value; "
           f"float32 rounding ~1e-6) over {ref.selections} selections ({ref.zero_ties} exact ties of zero scores, "

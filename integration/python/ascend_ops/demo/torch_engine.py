@@ -2,15 +2,16 @@
 
 One forward function serves both modes. The ops are ``torch.ops.ascend_ops.*`` (their schemas
 carry the alias annotations ``torch.compile`` needs to keep the in-place cache writes). Eager:
-reshape_and_cache and lightning_indexer are wrapped by the timer. Compiled: the decode step's
-forward (every layer's reshape_and_cache, lightning_indexer, attention, MLP and the greedy
-argmax) is one ``fullgraph`` graph, compiled once and replayed every step, timed as a whole;
-advance_step_flashattn runs after it, outside the graph. The prefill runs once, eagerly (a
-second graph would double the compile time for one call).
+reshape_and_cache, lightning_indexer and sparse_flash_attention are wrapped by the timer.
+Compiled: the decode step's forward (every layer's reshape_and_cache calls, lightning_indexer,
+sparse_flash_attention, MLP and the greedy argmax) is one ``fullgraph`` graph, compiled once and
+replayed every step, timed as a whole (sparse_flash_attention's scale_value is a Python float
+constant of the graph); advance_step_flashattn runs after it, outside the graph. The prefill
+runs once, eagerly (a second graph would double the compile time for one call).
 """
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, List
 
 import numpy as np
 
@@ -27,49 +28,36 @@ def _rms(x, g, eps: float):
     return x * torch.rsqrt(torch.mean(x * x, dim=-1, keepdim=True) + eps) * g
 
 
-def _attend(q, sel, k_cache, v_cache, block_tables, block_size: int):
-    """Attention of q [B, S, H, hd] over the selected logical positions sel [B, S, K] (-1: none),
-    gathered from the paged caches through the block table."""
-    import torch
-
-    b, s, k = sel.shape
-    hd = q.shape[-1]
-    valid = sel >= 0
-    pos = sel.clamp(min=0).long()
-    table = block_tables.long()[:, None, :].expand(b, s, block_tables.shape[1])
-    slots = torch.gather(table, 2, torch.div(pos, block_size, rounding_mode="floor")) * block_size \
-        + torch.remainder(pos, block_size)
-    keys = k_cache.reshape(-1, hd)[slots]                        # [B, S, K, hd]
-    values = v_cache.reshape(-1, hd)[slots]
-    att = torch.einsum("bshd,bskd->bshk", q, keys) / float(np.sqrt(hd))
-    att = att.masked_fill(~valid[:, :, None, :], -1e30)
-    return torch.einsum("bshk,bskd->bshd", torch.softmax(att, dim=-1), values)
-
-
-def _forward(cfg: Config, w: Dict, layers: List, rac, li, tokens, positions, slots, lens_q, lens_k, last,
-             block_tables, k_caches, v_caches):
-    """Run new tokens [B, S] at positions [B, S]; write their K/V at slots [B*S]; return the
-    greedy next token of row ``last[b]`` of every sequence ([B] int64)."""
+def _forward(cfg: Config, w: Dict, layers: List, rac, li, sfa, tokens, positions, slots, lens_q, lens_k, last,
+             block_tables, caches):
+    """Run new tokens [B, S] at positions [B, S]; write their cache rows at slots [B*S]; return
+    the greedy next token of row ``last[b]`` of every sequence ([B] int64). ``caches[i]`` is layer
+    i's (latent, rope, index key) caches."""
     import torch
 
     b, s = tokens.shape
-    hd = cfg.head_dim
-    oq, ok, ov, oiq, oiw = proj_split(cfg)
+    o_q, o_qr, o_c, o_kr, o_iq, o_ik, o_iw, _ = proj_split(cfg)
     x = w["embed"][tokens.long()] + w["pos_embed"][positions.long()]
-    for i, (norm1, w_proj, wo, norm2, w1, w2) in enumerate(layers):
+    for i, (norm1, w_proj, wo_latent, norm2, w1, w2) in enumerate(layers):
+        latent_cache, rope_cache, index_cache = caches[i]
         h = _rms(x, norm1, cfg.eps)
-        proj = (h @ w_proj).reshape(b * s, -1)                    # [T, q | k | v | iq | iw]
-        q = proj[:, oq:ok].reshape(b, s, cfg.heads, hd)
-        k = proj[:, ok:ov].unflatten(1, (1, hd))                  # strided views: rows of proj
-        v = proj[:, ov:oiq].unflatten(1, (1, hd))
-        rac(k, v, k_caches[i], v_caches[i], slots)
-        iq = proj[:, oiq:oiw].reshape(b, s, cfg.index_heads, hd).contiguous()
-        iw = (proj[:, oiw:] * cfg.index_scale).reshape(b, s, cfg.index_heads)
-        sel, _ = li(iq, k_caches[i], iw, actual_seq_lengths_query=lens_q, actual_seq_lengths_key=lens_k,
+        proj = (h @ w_proj).reshape(b * s, -1)       # [T, q_latent | q_rope | latent | k_rope | iq | ik | iw]
+        latent = proj[:, o_c:o_kr].unflatten(1, (1, cfg.latent))   # strided views: rows of proj
+        k_rope = proj[:, o_kr:o_iq].unflatten(1, (1, cfg.rope))
+        index_key = proj[:, o_ik:o_iw].unflatten(1, (1, cfg.index_dim))
+        rac(latent, k_rope, latent_cache, rope_cache, slots)     # latent as key, rope as value (Dk != Dv)
+        rac(index_key, None, index_cache, None, slots)           # key-only
+        iq = proj[:, o_iq:o_ik].reshape(b, s, cfg.index_heads, cfg.index_dim).contiguous()
+        iw = (proj[:, o_iw:] * cfg.index_scale).reshape(b, s, cfg.index_heads)
+        sel, _ = li(iq, index_cache, iw, actual_seq_lengths_query=lens_q, actual_seq_lengths_key=lens_k,
                     block_table=block_tables, layout_query="BSND", layout_key="PA_BSND",
                     sparse_count=cfg.sparse_count, sparse_mode=3)
-        out = _attend(q, sel[:, :, 0, :], k_caches[i], v_caches[i], block_tables, cfg.block_size)
-        x = x + out.reshape(b, s, -1) @ wo
+        q_latent = proj[:, o_q:o_qr].reshape(b, s, cfg.heads, cfg.latent).contiguous()
+        q_rope = proj[:, o_qr:o_c].reshape(b, s, cfg.heads, cfg.rope).contiguous()
+        out, _, _ = sfa(q_latent, latent_cache, latent_cache, sel, cfg.scale, block_table=block_tables,
+                        actual_seq_lengths_query=lens_q, actual_seq_lengths_kv=lens_k, query_rope=q_rope,
+                        key_rope=rope_cache, layout_query="BSND", layout_kv="PA_BSND", sparse_mode=3)
+        x = x + out.reshape(b, s, -1) @ wo_latent                  # from the latent width
         x = x + torch.relu(_rms(x, norm2, cfg.eps) @ w1) @ w2
     x = x[torch.arange(b), last]
     logits = _rms(x, w["norm_f"], cfg.eps) @ w["w_out"]
@@ -94,21 +82,21 @@ class TorchEngine:
                  timer: Timer, backend: str = "inductor") -> None:
         from ascend_ops.common.loader import load_native
 
-        for package in ("reshape_and_cache", "lightning_indexer", "adv_step_flash"):
+        for package in ("reshape_and_cache", "lightning_indexer", "sparse_flash_attention", "adv_step_flash"):
             load_native(f"ascend_ops.{package}", "torch")  # registers torch.ops.ascend_ops.<op>
         import torch
 
         self.torch, self.cfg, self.plan, self.timer = torch, cfg, plan, timer
         ops = torch.ops.ascend_ops
-        rac, li = ops.reshape_and_cache, ops.lightning_indexer
+        rac, li, sfa = ops.reshape_and_cache, ops.lightning_indexer, ops.sparse_flash_attention
         if not compiled:
             rac, li = timer.wrap("reshape_and_cache", rac), timer.wrap("lightning_indexer", li)
+            sfa = timer.wrap("sparse_flash_attention", sfa)
         self.advance = timer.wrap("adv_step_flash", ops.advance_step_flashattn)
         self.w = {k: torch.from_numpy(v) for k, v in weights.items()}
         layers = [[torch.from_numpy(a) for a in layer] for layer in engine_layers(cfg, weights)]
-        shape = (plan.num_blocks, cfg.block_size, 1, cfg.head_dim)
-        self.k_caches = [torch.zeros(shape) for _ in range(cfg.layers)]
-        self.v_caches = [torch.zeros(shape) for _ in range(cfg.layers)]
+        self.caches = [tuple(torch.zeros(plan.num_blocks, cfg.block_size, 1, width)
+                             for width in (cfg.latent, cfg.rope, cfg.index_dim)) for _ in range(cfg.layers)]
         b = cfg.batch
         self.block_tables = torch.from_numpy(plan.block_tables.copy())
         self.seq_lens = torch.from_numpy(plan.prompt_lens.copy())        # tokens already cached
@@ -118,10 +106,11 @@ class TorchEngine:
         self._zeros = torch.zeros(b, dtype=torch.int64)
 
         def forward(*args):
-            return _forward(cfg, self.w, layers, rac, li, *args)
+            return _forward(cfg, self.w, layers, rac, li, sfa, *args)
 
         def eager_forward(*args):
-            return _forward(cfg, self.w, layers, ops.reshape_and_cache, ops.lightning_indexer, *args)
+            return _forward(cfg, self.w, layers, ops.reshape_and_cache, ops.lightning_indexer,
+                            ops.sparse_flash_attention, *args)
 
         self.prefill_forward = eager_forward if compiled else forward
         self.decode_forward = forward
@@ -142,11 +131,11 @@ class TorchEngine:
         lens = torch.from_numpy(p.prompt_lens.copy())
         sampled = self.prefill_forward(torch.from_numpy(p.prompts), torch.arange(s, dtype=torch.int32).expand(b, s),
                                torch.from_numpy(p.prefill_slots), lens, lens, (lens - 1).long(),
-                               self.block_tables, self.k_caches, self.v_caches)
+                               self.block_tables, self.caches)
         return self._advance(sampled)
 
     def step(self) -> np.ndarray:
         """One decode step of every sequence; return the sampled tokens [B]."""
         sampled = self.decode_forward(self.input_tokens[:, None], self.input_positions[:, None], self.slot_mapping, None,
-                               self.seq_lens, self._zeros, self.block_tables, self.k_caches, self.v_caches)
+                               self.seq_lens, self._zeros, self.block_tables, self.caches)
         return self._advance(sampled)
