@@ -50,8 +50,9 @@ def test_check_fails_and_names_the_broken_op(monkeypatch, capsys):
     assert all(status != "failed" for _, mode, status in rows if mode != "core"), out  # other front doors
     assert any("key_cache differs from the reference" in line for line in out.splitlines()), out
     # the other ops still pass: only the broken one is named
-    others = _rows(out, "adv_step_flash") + _rows(out, "lightning_indexer")
-    assert others and all(status in ("passed", "skipped") for _, _, status in others), out
+    for op in ("adv_step_flash", "lightning_indexer", "sparse_flash_attention"):
+        rows = _rows(out, op)
+        assert rows and all(status in ("passed", "skipped") for _, _, status in rows), (op, out)
 
 
 def test_check_of_that_op_alone_fails_too(monkeypatch, capsys):
@@ -65,3 +66,12 @@ def test_check_passes_once_the_op_is_whole_again(capsys):
     status = cli.main(["check", "reshape_and_cache", "--backend", "cpu"])
     out = capsys.readouterr().out
     assert status == 0 and "FAILED" not in out, out
+
+
+def test_check_covers_sparse_flash_attention(capsys):
+    """The fourth op is checked by its own _check.py entry point: cpu and emu backends, passing."""
+    pytest.importorskip("ascend_ops.sparse_flash_attention", reason="ascend-op-sparse-flash-attention is not installed")
+    status = cli.main(["check", "sparse_flash_attention", "--backend", "cpu"])
+    out = capsys.readouterr().out
+    rows = _rows(out, "sparse_flash_attention")
+    assert status == 0 and rows and ("cpu", "core", "passed") in rows, out

@@ -1,6 +1,6 @@
-"""The drop-in call forms of ascend_ops.compat: each source project's documented example,
-written by us from their documentation, run through our module and checked against our NumPy
-references; plus what each translation refuses (vLLM's fp8 caches) and the clear ImportError of
+"""The drop-in call forms of ascend_ops.compat: each source project's documented example (or its
+callers' call, as vllm-ascend's sparse attention), written by us from their documentation, run
+through our module and checked against our NumPy references; plus what each translation refuses (vLLM's fp8 caches) and the clear ImportError of
 a module whose op is not installed.
 """
 from __future__ import annotations
@@ -270,6 +270,235 @@ def test_lightning_indexer_keyword_only_after_weights():
                                                inputs["actual_seq_lengths_query"])
 
 
+# --- sparse_flash_attention: vllm-ascend, torch_npu, MindSpore, ms_custom_ops -------------------
+SFA_N1, SFA_D, SFA_DR, SFA_BLOCK, SFA_BLOCKS, SFA_K = 4, 32, 8, 8, 9, 6
+
+
+def _sfa_inputs(seed=0):
+    """vllm-ascend's decode / chunked-prefill call (``execute_sparse_flash_attention_process``):
+    TND query (cumulative row ends), the PA_BSND latent cache as key and value, the rope cache,
+    one index row per query token (logical positions, -1 tail). float32 on CPU; small widths
+    (the NPU's D = 512, Dr = 64, N1 = 2^k are NPU limits)."""
+    rng = np.random.default_rng(seed)
+    cu_q = np.array([2, 5], np.int32)                    # two batches: 2 and 3 query tokens
+    len_kv = np.array([19, 30], np.int32)
+    block_table = np.array([[7, 2, 0, -1], [5, 1, 8, 3]], np.int32)
+    t = int(cu_q[-1])
+    indices = np.full((t, 1, SFA_K), -1, np.int32)
+    for row in range(t):
+        b = 0 if row < cu_q[0] else 1
+        r = row - (0 if b == 0 else int(cu_q[0]))
+        act_q = int(cu_q[0]) if b == 0 else int(cu_q[1] - cu_q[0])
+        visible = int(len_kv[b]) - act_q + r + 1
+        n = min(SFA_K - (row % 2), visible)           # some rows end in -1
+        indices[row, 0, :n] = rng.choice(visible, n, replace=False)
+    return dict(query=rng.standard_normal((t, SFA_N1, SFA_D)).astype(np.float32),
+                kv=rng.standard_normal((SFA_BLOCKS, SFA_BLOCK, 1, SFA_D)).astype(np.float32),
+                key_rope=rng.standard_normal((SFA_BLOCKS, SFA_BLOCK, 1, SFA_DR)).astype(np.float32),
+                q_pe=rng.standard_normal((t, SFA_N1, SFA_DR)).astype(np.float32),
+                indices=indices, cu_q=cu_q, len_kv=len_kv, block_table=block_table,
+                scale=float(SFA_D + SFA_DR) ** -0.5)
+
+
+def _sfa_reference(a, sparse_mode=3):
+    from ascend_ops.sparse_flash_attention import reference
+
+    return reference.sparse_flash_attention(
+        a["query"], a["kv"], a["kv"], a["indices"], a["scale"], block_table=a["block_table"],
+        actual_seq_lengths_query=a["cu_q"], actual_seq_lengths_kv=a["len_kv"], query_rope=a["q_pe"],
+        key_rope=a["key_rope"], layout_query="TND", layout_kv="PA_BSND", sparse_mode=sparse_mode)
+
+
+@needs_torch
+@pytest.mark.parametrize("return_lse,sparse_mode", [(False, 3), (True, 0)], ids=["decode", "dcp-lse"])
+def test_vllm_ascend_sparse_flash_attention_as_device_op_calls_it(return_lse, sparse_mode):
+    """vllm-ascend's ``execute_sparse_flash_attention_process``: every argument by keyword, value = key
+    (the latent cache), sparse_block_size 1, TND / PA_BSND, attention_mode 2; under decode context
+    parallel sparse_mode 0 and the lse pair, merged as ``softmax_max + log(softmax_sum)``."""
+    import torch
+
+    from ascend_ops.compat import vllm_ascend
+
+    a = _sfa_inputs()
+    t = {k: torch.from_numpy(v) if isinstance(v, np.ndarray) else v for k, v in a.items()}
+    kv_cache = (t["kv"], t["key_rope"])
+    result = vllm_ascend.npu_sparse_flash_attention(
+        query=t["query"], key=kv_cache[0], value=kv_cache[0], sparse_indices=t["indices"], scale_value=a["scale"],
+        sparse_block_size=1, block_table=t["block_table"], actual_seq_lengths_query=t["cu_q"],
+        actual_seq_lengths_kv=t["len_kv"], query_rope=t["q_pe"], key_rope=kv_cache[1], layout_query="TND",
+        layout_kv="PA_BSND", sparse_mode=sparse_mode, attention_mode=2, return_softmax_lse=return_lse)
+    assert isinstance(result, tuple) and len(result) == 3
+    out, softmax_max, softmax_sum = result
+    want_out, want_m, want_l = _sfa_reference(a, sparse_mode)
+    assert out.shape == t["query"].shape and out.dtype == torch.float32
+    np.testing.assert_allclose(out.numpy(), want_out, rtol=1e-5, atol=1e-5)
+    assert softmax_max.dtype == softmax_sum.dtype == torch.float32
+    if return_lse:
+        assert softmax_max.shape == softmax_sum.shape == (1, 5, SFA_N1)  # [N2, T1, N1 / N2]
+        lse = softmax_max + torch.log(softmax_sum)  # sfa_cp.py's merge weight
+        np.testing.assert_allclose(lse.numpy(), want_m + np.log(want_l), rtol=1e-5, atol=1e-5)
+    else:
+        assert softmax_max.shape == softmax_sum.shape == (0,)  # vllm-ascend: at::empty({0})
+
+
+@needs_torch
+def test_vllm_ascend_sparse_flash_attention_compiles_without_graph_breaks():
+    import torch
+
+    from ascend_ops.compat import vllm_ascend
+
+    a = _sfa_inputs(1)
+    t = {k: torch.from_numpy(v) if isinstance(v, np.ndarray) else v for k, v in a.items()}
+
+    def attend(q, kv, kr, q_pe, idx, cu_q, len_kv, table):
+        out, m, l = vllm_ascend.npu_sparse_flash_attention(
+            query=q, key=kv, value=kv, sparse_indices=idx, scale_value=a["scale"], block_table=table,
+            actual_seq_lengths_query=cu_q, actual_seq_lengths_kv=len_kv, query_rope=q_pe, key_rope=kr,
+            layout_query="TND", layout_kv="PA_BSND")
+        return out * 1, m.shape[0]
+
+    out, lse_len = torch.compile(attend, fullgraph=True)(t["query"], t["kv"], t["key_rope"], t["q_pe"], t["indices"],
+                                                          t["cu_q"], t["len_kv"], t["block_table"])
+    assert lse_len == 0
+    np.testing.assert_allclose(out.numpy(), _sfa_reference(a)[0], rtol=1e-5, atol=1e-5)
+
+
+@needs_torch
+def test_torch_npu_documented_example_in_small():
+    """torch_npu's single-op example: BSND query and BSND key (its default layout_kv), value =
+    key.clone(), attention_mode=2 given explicitly, positional scale_value, the lse pair asked."""
+    import torch
+
+    from ascend_ops.compat import torch_npu
+    from ascend_ops.sparse_flash_attention import reference
+
+    rng = np.random.default_rng(4)
+    b, s1, s2, s2_act = 2, 1, 24, 16
+    query = torch.from_numpy(rng.uniform(-1, 1, (b, s1, SFA_N1, SFA_D)).astype(np.float32))
+    key = torch.from_numpy(rng.uniform(-1, 1, (b, s2, 1, SFA_D)).astype(np.float32))
+    value = key.clone()
+    idx = torch.from_numpy(np.stack([rng.choice(s2_act, SFA_K, replace=False)] * b).reshape(b, s1, 1, SFA_K)
+                           .astype(np.int32))
+    query_rope = torch.from_numpy(rng.uniform(-1, 1, (b, s1, SFA_N1, SFA_DR)).astype(np.float32))
+    key_rope = torch.from_numpy(rng.uniform(-1, 1, (b, s2, 1, SFA_DR)).astype(np.float32))
+    act_q = torch.tensor([s1] * b, dtype=torch.int32)
+    act_kv = torch.tensor([s2_act] * b, dtype=torch.int32)
+    out, m, l = torch_npu.npu_sparse_flash_attention(
+        query, key, value, idx, 0.041666666666666664, block_table=None, actual_seq_lengths_query=act_q,
+        actual_seq_lengths_kv=act_kv, query_rope=query_rope, key_rope=key_rope, sparse_block_size=1,
+        layout_query="BSND", layout_kv="BSND", sparse_mode=3, pre_tokens=(1 << 63) - 1, next_tokens=(1 << 63) - 1,
+        attention_mode=2, return_softmax_lse=True)
+    want = reference.sparse_flash_attention(
+        query.numpy(), key.numpy(), value.numpy(), idx.numpy(), 0.041666666666666664,
+        actual_seq_lengths_query=act_q.numpy(), actual_seq_lengths_kv=act_kv.numpy(), query_rope=query_rope.numpy(),
+        key_rope=key_rope.numpy(), layout_query="BSND", layout_kv="BSND", sparse_mode=3)
+    assert m.shape == (b, 1, s1, SFA_N1)  # [B, N2, S1, N1 / N2]
+    for got, ref in zip((out, m, l), want):
+        np.testing.assert_allclose(got.numpy(), ref, rtol=1e-5, atol=1e-5)
+
+
+@needs_torch
+def test_torch_npu_defaults_are_torch_npus():
+    """torch_npu's defaults: attention_mode 0 (refused, as torch_npu's tiling refuses it; the op's
+    own message) and layout_kv "BSND" (a TND query then needs a TND key); sinks are refused."""
+    import torch
+
+    from ascend_ops.compat import torch_npu, vllm_ascend
+
+    a = _sfa_inputs(2)
+    t = {k: torch.from_numpy(v) if isinstance(v, np.ndarray) else v for k, v in a.items()}
+    kw = dict(block_table=t["block_table"], actual_seq_lengths_query=t["cu_q"], actual_seq_lengths_kv=t["len_kv"],
+              query_rope=t["q_pe"], key_rope=t["key_rope"], layout_query="TND", layout_kv="PA_BSND")
+    args = (t["query"], t["kv"], t["kv"], t["indices"], a["scale"])
+    with pytest.raises(ValueError, match=r"^sparse_flash_attention: .*attention_mode"):
+        torch_npu.npu_sparse_flash_attention(*args, **kw)
+    out, m, l = torch_npu.npu_sparse_flash_attention(*args, **kw, attention_mode=2)
+    np.testing.assert_allclose(out.numpy(), _sfa_reference(a)[0], rtol=1e-5, atol=1e-5)
+    assert m.shape == l.shape == (0,) and m.dtype == torch.float32
+    # vllm-ascend's schema defaults attention_mode to 2: the same call without it works there
+    np.testing.assert_array_equal(vllm_ascend.npu_sparse_flash_attention(*args, **kw)[0].numpy(), out.numpy())
+    kw.pop("layout_kv")
+    with pytest.raises(ValueError, match=r"^sparse_flash_attention: .*layout"):
+        torch_npu.npu_sparse_flash_attention(*args, **kw, attention_mode=2)  # layout_kv "BSND" with TND query
+    with pytest.raises(ValueError, match="sinks should be None"):
+        torch_npu.npu_sparse_flash_attention(*args, **kw, layout_kv="PA_BSND", attention_mode=2,
+                                             sinks=torch.zeros(SFA_N1))
+    with pytest.raises(TypeError):
+        torch_npu.npu_sparse_flash_attention(*args, t["block_table"])  # keyword-only after scale_value
+
+
+def _ms_sfa_inputs(ms):
+    a = _sfa_inputs(3)
+    return a, {k: ms.Tensor(v) if isinstance(v, np.ndarray) else v for k, v in a.items()}
+
+
+@needs_ms
+@pytest.mark.parametrize("return_lse", [False, True])
+def test_mindspore_ops_sparse_flash_attention(ms_pynative, return_lse):
+    """``mindspore.ops.sparse_flash_attention``'s keyword form (attention_mode=2 given, as its
+    documentation requires); its default attention_mode 0 is refused by the op."""
+    ms = ms_pynative
+    from ascend_ops.compat import mindspore_ops
+
+    a, t = _ms_sfa_inputs(ms)
+    kw = dict(block_table=t["block_table"], actual_seq_lengths_query=t["cu_q"], actual_seq_lengths_kv=t["len_kv"],
+              query_rope=t["q_pe"], key_rope=t["key_rope"], layout_query="TND", layout_kv="PA_BSND")
+    out, m, l = mindspore_ops.sparse_flash_attention(t["query"], t["kv"], t["kv"], t["indices"], a["scale"], **kw,
+                                                     attention_mode=2, return_softmax_lse=return_lse)
+    want = _sfa_reference(a)
+    np.testing.assert_allclose(out.asnumpy(), want[0], rtol=1e-5, atol=1e-5)
+    assert m.dtype == l.dtype == ms.float32
+    if return_lse:
+        np.testing.assert_allclose(m.asnumpy(), want[1], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(l.asnumpy(), want[2], rtol=1e-5, atol=1e-5)
+    else:
+        assert m.shape == l.shape == (0,)  # MindSpore's shape inference without the lse
+    with pytest.raises(ValueError, match=r"^sparse_flash_attention: .*attention_mode"):
+        mindspore_ops.sparse_flash_attention(t["query"], t["kv"], t["kv"], t["indices"], a["scale"], **kw)
+
+
+@needs_ms
+def test_mindspore_ops_sparse_flash_attention_in_graph_mode(ms_pynative):
+    ms = ms_pynative
+    from ascend_ops.compat import mindspore_ops
+
+    a, t = _ms_sfa_inputs(ms)
+    scale = a["scale"]
+
+    @ms.jit
+    def attend(q, kv, idx, table, cu_q, len_kv, q_pe, kr):
+        out, m, _ = mindspore_ops.sparse_flash_attention(
+            q, kv, kv, idx, scale, block_table=table, actual_seq_lengths_query=cu_q, actual_seq_lengths_kv=len_kv,
+            query_rope=q_pe, key_rope=kr, layout_query="TND", layout_kv="PA_BSND", attention_mode=2)
+        return out * 1, m
+
+    out, m = attend(t["query"], t["kv"], t["indices"], t["block_table"], t["cu_q"], t["len_kv"], t["q_pe"],
+                    t["key_rope"])
+    np.testing.assert_allclose(out.asnumpy(), _sfa_reference(a)[0], rtol=1e-5, atol=1e-5)
+    assert m.shape == (0,)
+
+
+@needs_ms
+def test_ms_custom_ops_sparse_flash_attention_positional(ms_pynative):
+    """ms_custom_ops' own test calls every argument positionally: ... query_rope, key_rope,
+    scale_value, sparse_block_size, layout_query (0 = BSND, 1 = TND), layout_kv (0 = BSND,
+    1 = PA_BSND), sparse_mode; it returns the attention output only."""
+    ms = ms_pynative
+    from ascend_ops.compat import ms_custom_ops
+
+    a, t = _ms_sfa_inputs(ms)
+    out = ms_custom_ops.sparse_flash_attention(t["query"], t["kv"], t["kv"], t["indices"], t["block_table"], t["cu_q"],
+                                               t["len_kv"], t["q_pe"], t["key_rope"], a["scale"], 1, 1, 1, 3)
+    np.testing.assert_allclose(out.asnumpy(), _sfa_reference(a)[0], rtol=1e-5, atol=1e-5)
+    out_kw = ms_custom_ops.sparse_flash_attention(
+        t["query"], t["kv"], t["kv"], t["indices"], block_table=t["block_table"], actual_seq_lengths_query=t["cu_q"],
+        actual_seq_lenghts_kv=t["len_kv"], query_rope=t["q_pe"], key_rope=t["key_rope"], scale_value=a["scale"],
+        layout_query=1, layout_kv=1)
+    np.testing.assert_array_equal(out_kw.asnumpy(), out.asnumpy())
+    with pytest.raises(ValueError, match="layout_kv 0 .BSND. or 1 .PA_BSND."):
+        ms_custom_ops.sparse_flash_attention(t["query"], t["kv"], t["kv"], t["indices"], layout_query=1, layout_kv=2)
+
+
 # --- ops install independently ----------------------------------------------------------------
 def test_missing_op_names_the_package(monkeypatch):
     """A compat module whose op is not installed says which package to install (on import)."""
@@ -277,3 +506,10 @@ def test_missing_op_names_the_package(monkeypatch):
     monkeypatch.delitem(sys.modules, "ascend_ops.compat.vllm", raising=False)
     with pytest.raises(ImportError, match="install the ascend-op-reshape-and-cache package"):
         importlib.import_module("ascend_ops.compat.vllm")
+
+
+def test_missing_sparse_flash_attention_names_its_package(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ascend_ops.sparse_flash_attention", None)
+    monkeypatch.delitem(sys.modules, "ascend_ops.compat.torch_npu", raising=False)
+    with pytest.raises(ImportError, match="install the ascend-op-sparse-flash-attention package"):
+        importlib.import_module("ascend_ops.compat.torch_npu")

@@ -10,7 +10,7 @@ from ascend_ops.common import cli
 from ascend_ops.demo import MODES, Config, run
 from ascend_ops.demo import model, reference, runner
 
-for _op in ("reshape_and_cache", "lightning_indexer", "adv_step_flash"):
+for _op in ("reshape_and_cache", "lightning_indexer", "sparse_flash_attention", "adv_step_flash"):
     pytest.importorskip(f"ascend_ops.{_op}", reason=f"ascend_ops.{_op} is not installed")
 
 SHORT = Config(steps=3)
@@ -37,6 +37,26 @@ def test_reference_is_deterministic_and_margins_are_not_thin():
     assert a.selections > 0
 
 
+def test_engine_weights_are_the_reference_model_absorbed():
+    """The engines' absorbed MLA (queries over the latent, output projection from the latent
+    width) is the reference's un-absorbed MLA: scores and outputs agree to float32 rounding."""
+    cfg = SHORT
+    w = model.weights(cfg)
+    norm1, w_proj, wo_latent, *_ = model.engine_layers(cfg, w)[0]
+    o_q, o_qr, o_c, o_kr, *_ = model.proj_split(cfg)
+    rng = np.random.default_rng(0)
+    h = rng.standard_normal((3, cfg.hidden))
+    c = h @ w["layer0.w_dkv"].astype(np.float64)
+    q_nope = (h @ w["layer0.wq_nope"]).reshape(3, cfg.heads, cfg.qk_nope)
+    k_nope = (c @ w["layer0.w_uk"]).reshape(3, cfg.heads, cfg.qk_nope)
+    q_latent = (h @ w_proj[:, o_q:o_qr]).reshape(3, cfg.heads, cfg.latent)
+    np.testing.assert_allclose(np.einsum("rhd,khd->rhk", q_nope, k_nope), np.einsum("rhd,kd->rhk", q_latent, c),
+                               rtol=1e-4, atol=1e-4)
+    v = (c @ w["layer0.w_uv"]).reshape(3, cfg.heads, cfg.v_dim)
+    np.testing.assert_allclose(v.reshape(3, -1) @ w["layer0.wo"],
+                               np.repeat(c, cfg.heads, axis=0).reshape(3, -1) @ wo_latent, rtol=1e-4, atol=1e-4)
+
+
 def test_plan_pages_the_cache():
     p = model.plan(SHORT)
     used = p.block_tables[p.block_tables >= 0]
@@ -59,9 +79,10 @@ def test_report_has_speed_and_breakdown(short_report):
     assert "4 mode(s) produced exactly the reference tokens" in out
     assert "tokens/s" in out and "time per decode step" in out
     eager = next(r for r in report.results if r.mode == "torch eager").breakdown()
-    assert {"reshape_and_cache", "lightning_indexer", "adv_step_flash"} <= set(eager)
+    assert {"reshape_and_cache", "lightning_indexer", "sparse_flash_attention", "adv_step_flash"} <= set(eager)
     graph = next(r for r in report.results if r.mode == "mindspore graph").breakdown()
     assert "graph (ops + model)" in graph and "lightning_indexer" not in graph
+    assert "sparse_flash_attention" not in graph
     assert "steps" in err  # the progress bar
 
 

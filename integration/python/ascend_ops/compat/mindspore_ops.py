@@ -5,6 +5,9 @@ Import ``mindspore`` before this module (as before any of our MindSpore front do
 """
 from __future__ import annotations
 
+import mindspore as _ms
+from mindspore import ops as _ms_ops
+
 from ._require import require_op
 
 __all__ = ["sparse_flash_attention"]
@@ -31,14 +34,11 @@ def sparse_flash_attention(query, key, value, sparse_indices, scale_value, *, bl
     Cells) alike; MindSpore documents ``return_softmax_lse`` as unsupported in graph mode, ours
     takes it.
     """
-    import mindspore as ms
-    from mindspore import ops
-
     out, softmax_max, softmax_sum = _ops.sparse_flash_attention(
         query, key, value, sparse_indices, scale_value, block_table, actual_seq_lengths_query, actual_seq_lengths_kv,
         query_rope, key_rope, sparse_block_size, layout_query, layout_kv, sparse_mode, pre_tokens, next_tokens,
         attention_mode, return_softmax_lse)
     if not return_softmax_lse:
-        softmax_max = ops.zeros((0,), ms.float32)
-        softmax_sum = ops.zeros((0,), ms.float32)
+        softmax_max = _ms_ops.zeros((0,), _ms.float32)
+        softmax_sum = _ms_ops.zeros((0,), _ms.float32)
     return out, softmax_max, softmax_sum
