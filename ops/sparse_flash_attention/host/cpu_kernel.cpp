@@ -12,6 +12,7 @@
 #include "ascend_ops/error.hpp"
 #include "ascend_ops/parallel.hpp"
 #include "ascend_ops/tensor.hpp"
+#include "host/attend_bf16.h"
 #include "host/batches.h"
 #include "host/sparse_flash_attention.h"
 #include "host/tile_math.h"
@@ -22,6 +23,11 @@ namespace {
 constexpr int64_t kTile = 64;          // keys per tile, a multiple of kKeyVector
 constexpr int64_t kHeadBlock = 16;     // heads per work item at most
 constexpr int64_t kItemsPerThread = 4; // split heads further until there are this many items per thread
+// bfloat16 path: rows are split into runs of positions until there are kMinItems work items,
+// runs of at least kMinRun positions. From the shape only, never the thread count: the results
+// must not depend on it.
+constexpr int64_t kMinItems = 16;
+constexpr int64_t kMinRun = 256;
 
 // ---- 16-bit storage <-> float32 ----
 
@@ -197,6 +203,118 @@ void attend(const Args& a, const Dims& d, const Batch& x, int64_t b, int64_t r, 
   }
 }
 
+// Writes row `row`'s outputs from its softmax state (heads padded to Hp, acc rows of lda).
+void finish_row(const Args& a, const Dims& d, int64_t row, const float* m, const float* l, const float* acc,
+                int64_t lda) {
+  const int64_t N1 = d.heads_q, D = d.head_dim;
+  float* lse_max = a.softmax_max ? static_cast<float*>(a.softmax_max->data) : nullptr;
+  float* lse_sum = a.softmax_sum ? static_cast<float*>(a.softmax_sum->data) : nullptr;
+  uint16_t* out = static_cast<uint16_t*>(a.attention_out.data) + row * N1 * D;
+  for (int64_t h = 0; h < N1; ++h) {
+    const bool empty = m[h] == -std::numeric_limits<float>::infinity();
+    const float inv = empty ? 0.0f : 1.0f / l[h];
+    for (int64_t c = 0; c < D; ++c) out[h * D + c] = float_to_bf16_bits(empty ? 0.0f : acc[h * lda + c] * inv);
+    if (lse_max) {
+      lse_max[row * N1 + h] = empty ? 0.0f : m[h];
+      lse_sum[row * N1 + h] = empty ? 0.0f : l[h];
+    }
+  }
+}
+
+// The bfloat16 path (host/attend_bf16.cpp): work items are (row, run of positions), every head of
+// the row at once, so each gathered row feeds all N1 heads; runs of a row are merged in a fixed
+// order afterwards (m = max, l and acc rescaled by exp(m_run - m) and summed).
+void run_bf16(const Args& a, const Dims& d, const std::vector<Batch>& bs,
+              const std::vector<std::pair<int64_t, int64_t>>& rows, AttendBf16Fn attend_fn) {
+  const Bf16Shape shape{d.heads_q, d.head_dim, d.rope_dim};
+  const int64_t N1 = d.heads_q, D = d.head_dim, Dr = d.rope_dim, Hp = shape.Hp(), Dp = shape.Dp();
+  const int64_t n_rows = static_cast<int64_t>(rows.size());
+  const int64_t most = d.topk * a.sparse_block_size;  // positions a row can have at most
+  int64_t runs = 1;
+  if (n_rows < kMinItems) {
+    runs = std::max<int64_t>(1, std::min((kMinItems + n_rows - 1) / n_rows, (most + kMinRun - 1) / kMinRun));
+  }
+  const int64_t run_len = ((most + runs - 1) / runs + kBf16Tile - 1) / kBf16Tile * kBf16Tile;
+  runs = (most + run_len - 1) / run_len;
+  const int64_t part_size = 2 * Hp + Hp * D;  // m, l, acc [Hp][D]
+  std::vector<float> parts(runs > 1 ? static_cast<size_t>(n_rows * runs * part_size) : 0);
+
+  const auto* key = static_cast<const uint16_t*>(a.key.data);
+  const auto* value = static_cast<const uint16_t*>(a.value.data);
+  const auto* key_rope = a.key_rope ? static_cast<const uint16_t*>(a.key_rope->data) : nullptr;
+  const auto* query = static_cast<const uint16_t*>(a.query.data);
+  const auto* query_rope = a.query_rope ? static_cast<const uint16_t*>(a.query_rope->data) : nullptr;
+  const float scale = static_cast<float>(a.scale_value);
+  aop::parallel_for(n_rows * runs, 1, [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> positions;
+    std::vector<const uint16_t*> kp, rp, vp;
+    std::vector<uint32_t> qp(static_cast<size_t>(bf16_qp_size(shape))), pp(static_cast<size_t>(kBf16Tile / 2 * Hp)),
+        vpack(static_cast<size_t>(kBf16Tile / 2 * Dp));
+    std::vector<float> logits(static_cast<size_t>(kBf16Tile * Hp)), alpha(static_cast<size_t>(Hp)),
+        m(static_cast<size_t>(Hp)), l(static_cast<size_t>(Hp)), acc(static_cast<size_t>(bf16_acc_size(shape)));
+    const std::vector<uint16_t> zero(static_cast<size_t>(std::max(D, Dr) + 32), 0);
+    const Bf16Buffers buf{qp.data(), logits.data(), pp.data(), vpack.data(), alpha.data(), zero.data(),
+                          m.data(), l.data(), acc.data()};
+    for (int64_t item = begin; item < end; ++item) {
+      const auto [b, r] = rows[static_cast<size_t>(item / runs)];
+      const Batch& x = bs[static_cast<size_t>(b)];
+      const int64_t row = x.q_begin + r, run = item % runs;
+      selected_positions(a, d, x, r, positions);
+      const int64_t count = static_cast<int64_t>(positions.size());
+      const int64_t p0 = std::min(count, run * run_len), n = std::min(count, p0 + run_len) - p0;
+      kp.resize(static_cast<size_t>(n));
+      rp.resize(static_cast<size_t>(n));
+      vp.resize(static_cast<size_t>(n));
+      const KvRows where{&a, &d, &x, b};
+      for (int64_t j = 0; j < n; ++j) {
+        int64_t kv = 0, rope = 0;
+        where.locate(positions[static_cast<size_t>(p0 + j)], &kv, &rope);
+        kp[static_cast<size_t>(j)] = key + kv;
+        rp[static_cast<size_t>(j)] = key_rope ? key_rope + rope : zero.data();
+        vp[static_cast<size_t>(j)] = value + kv;
+      }
+      attend_fn(shape, query + row * N1 * D, query_rope ? query_rope + row * N1 * Dr : zero.data(), kp.data(),
+                rp.data(), d.value_is_key ? kp.data() : vp.data(), n, scale, buf);
+      if (runs == 1) {
+        finish_row(a, d, row, m.data(), l.data(), acc.data(), Dp);
+        continue;
+      }
+      float* part = parts.data() + item * part_size;
+      std::copy_n(m.data(), Hp, part);
+      std::copy_n(l.data(), Hp, part + Hp);
+      for (int64_t h = 0; h < Hp; ++h) std::copy_n(acc.data() + h * Dp, D, part + 2 * Hp + h * D);
+    }
+  });
+  if (runs == 1) return;
+  aop::parallel_for(n_rows, 1, [&](int64_t begin, int64_t end) {
+    std::vector<float> m(static_cast<size_t>(Hp)), l(static_cast<size_t>(Hp)), acc(static_cast<size_t>(Hp * D));
+    for (int64_t i = begin; i < end; ++i) {
+      const auto [b, r] = rows[static_cast<size_t>(i)];
+      const float* first = parts.data() + i * runs * part_size;
+      for (int64_t h = 0; h < Hp; ++h) {
+        float mh = -std::numeric_limits<float>::infinity();
+        for (int64_t u = 0; u < runs; ++u) mh = std::max(mh, first[u * part_size + h]);
+        m[static_cast<size_t>(h)] = mh;
+        float lh = 0.0f;
+        float* ah = acc.data() + h * D;
+        std::fill_n(ah, D, 0.0f);
+        if (mh != -std::numeric_limits<float>::infinity()) {
+          for (int64_t u = 0; u < runs; ++u) {  // runs in order: the same sums for any thread count
+            const float* part = first + u * part_size;
+            if (part[h] == -std::numeric_limits<float>::infinity()) continue;
+            const float w = std::exp(part[h] - mh);
+            lh += part[Hp + h] * w;
+            const float* src = part + 2 * Hp + h * D;
+            for (int64_t c = 0; c < D; ++c) ah[c] += src[c] * w;
+          }
+        }
+        l[static_cast<size_t>(h)] = lh;
+      }
+      finish_row(a, d, bs[static_cast<size_t>(b)].q_begin + r, m.data(), l.data(), acc.data(), D);
+    }
+  });
+}
+
 }  // namespace
 
 void run_cpu(const Args& a) {
@@ -227,6 +345,13 @@ void run_cpu(const Args& a) {
     if (a.softmax_max) {
       std::fill_n(static_cast<float*>(a.softmax_max->data) + row * N1, N1, 0.0f);
       std::fill_n(static_cast<float*>(a.softmax_sum->data) + row * N1, N1, 0.0f);
+    }
+  }
+
+  if (dtype == AOP_DTYPE_BFLOAT16 && d.head_dim % 2 == 0 && d.rope_dim % 2 == 0) {
+    if (const AttendBf16Fn fn = select_attend_bf16()) {
+      run_bf16(a, d, bs, rows, fn);
+      return;
     }
   }
 
