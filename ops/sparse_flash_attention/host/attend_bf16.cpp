@@ -14,6 +14,7 @@
 // hardware prefetcher's reach).
 #include "host/attend_bf16.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -27,6 +28,7 @@ namespace aop::sparse_flash_attention {
 
 int64_t bf16_qp_size(const Bf16Shape& s) { return (s.D + s.Dr) / 2 * s.Hp(); }
 int64_t bf16_acc_size(const Bf16Shape& s) { return s.Hp() * s.Dp(); }
+int64_t bf16_lines_size(const Bf16Shape& s) { return kBf16Tile * (2 * (s.D * 2 / 64 + 2) + s.Dr * 2 / 64 + 2); }
 
 namespace {
 
@@ -67,9 +69,13 @@ AOP_SFA_BF16 inline __m512i round_bf16_high(__m512 x) {
   return _mm512_and_si512(r, _mm512_set1_epi32(static_cast<int>(0xffff0000u)));
 }
 
-AOP_SFA_BF16 inline void prefetch_row(const uint16_t* row, int64_t elements) {
+// The cache lines of `elements` bfloat16 at row, appended to lines.
+inline int64_t add_lines(const uint16_t* row, int64_t elements, const char** lines, int64_t n) {
   const char* p = reinterpret_cast<const char*>(row);
-  for (int64_t b = 0; b < elements * 2; b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
+  const char* end = p + elements * 2;
+  for (const char* a = reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63}); a < end; a += 64)
+    lines[n++] = a;
+  return n;
 }
 
 // Logits of NK keys against NHV vectors of heads (qp already offset to the first head):
@@ -77,13 +83,14 @@ AOP_SFA_BF16 inline void prefetch_row(const uint16_t* row, int64_t elements) {
 template <int NK, int NHV>
 AOP_SFA_BF16 inline void logits_block(const uint32_t* qp, int64_t Hp, int64_t Dh, int64_t Drh,
                                       const uint16_t* const* k, const uint16_t* const* r, __m512 scale,
-                                      float* logits) {
+                                      float* logits, const char* const* prefetch, int64_t n_prefetch) {
   __m512 acc[NK][NHV];
 #pragma GCC unroll 24
   for (int j = 0; j < NK; ++j)
 #pragma GCC unroll 4
     for (int v = 0; v < NHV; ++v) acc[j][v] = _mm512_setzero_ps();
   for (int64_t c = 0; c < Dh; ++c) {
+    if (c < n_prefetch) _mm_prefetch(prefetch[c], _MM_HINT_T0);  // the next tile's lines, spread out
     __m512bh q[NHV];
 #pragma GCC unroll 4
     for (int v = 0; v < NHV; ++v) q[v] = (__m512bh)_mm512_loadu_si512(qp + c * Hp + v * kLanes);
@@ -112,27 +119,27 @@ AOP_SFA_BF16 inline void logits_block(const uint32_t* qp, int64_t Hp, int64_t Dh
     for (int v = 0; v < NHV; ++v) _mm512_storeu_ps(logits + j * Hp + v * kLanes, _mm512_mul_ps(scale, acc[j][v]));
 }
 
-// One tile's logits, every head: key blocks of NK over head blocks of NHV vectors. While the
-// first head block runs, the rows of the next tile are prefetched a block at a time.
+// One tile's logits, every head: key blocks of NK over head blocks of NHV vectors. The cache
+// lines of the next tile's rows are prefetched along the way, a slice per block (random rows: out
+// of the hardware prefetcher's reach).
 template <int NK, int NHV>
 AOP_SFA_BF16 void tile_logits_bf16(const Bf16Shape& s, const uint32_t* qp, const uint16_t* const* k,
-                                   const uint16_t* const* r, const uint16_t* const* next_k,
-                                   const uint16_t* const* next_r, const uint16_t* const* next_v, int64_t next_n,
-                                   float scale, float* logits) {
+                                   const uint16_t* const* r, const char* const* lines, int64_t n_lines, float scale,
+                                   float* logits) {
   const int64_t Hp = s.Hp(), Dh = s.D / 2, Drh = s.Dr / 2;
   const __m512 sc = _mm512_set1_ps(scale);
+  const int64_t calls = Hp / (NHV * kLanes) * (kBf16Tile / NK);
+  const int64_t slice = (n_lines + calls - 1) / calls;
+  int64_t done = 0;
   for (int64_t h = 0; h < Hp; h += NHV * kLanes) {
     for (int64_t j = 0; j < kBf16Tile; j += NK) {
-      if (h == 0) {
-        for (int64_t i = j; i < j + NK && i < next_n; ++i) {
-          prefetch_row(next_k[i], s.D);
-          if (s.Dr) prefetch_row(next_r[i], s.Dr);
-          if (next_v != next_k) prefetch_row(next_v[i], s.D);
-        }
-      }
-      logits_block<NK, NHV>(qp + h, Hp, Dh, Drh, k + j, r + j, sc, logits + j * Hp + h);
+      int64_t n = n_lines - done < slice ? n_lines - done : slice;
+      if (n > Dh) n = Dh;  // one line per step of the latent loop at most
+      logits_block<NK, NHV>(qp + h, Hp, Dh, Drh, k + j, r + j, sc, logits + j * Hp + h, lines + done, n);
+      done += n;
     }
   }
+  for (; done < n_lines; ++done) _mm_prefetch(lines[done], _MM_HINT_T0);  // D smaller than a slice
 }
 
 // acc[h0 + a][c0 * 16 ..] = acc * alpha + sum over key pairs of P pair . V pair, NH heads x NC
@@ -176,13 +183,24 @@ AOP_SFA_BF16 void attend_avx512bf16(const Bf16Shape& s, const uint16_t* q, const
   std::memset(b.acc, 0, static_cast<size_t>(Hp * Dp) * sizeof(float));
   if (count == 0) return;
   // The query as pairs along the columns, heads in the lanes (padding heads zero).
-  for (int64_t c = 0; c < Dh + Drh; ++c) {
-    uint32_t* dst = b.qp + c * Hp;
-    for (int64_t h = 0; h < N1; ++h) {
-      const uint16_t* src = c < Dh ? q + h * D + 2 * c : q_rope + h * Dr + 2 * (c - Dh);
-      dst[h] = static_cast<uint32_t>(src[0]) | static_cast<uint32_t>(src[1]) << 16;
+  // (A pair of consecutive bfloat16 is one little-endian 32-bit word: a 32-bit transpose, 16
+  // heads a gather.)
+  for (int64_t h = 0; h < Hp; h += kLanes) {
+    const __mmask16 live = h + kLanes <= N1 ? static_cast<__mmask16>(0xffff)
+                                            : static_cast<__mmask16>((1u << (N1 > h ? N1 - h : 0)) - 1u);
+    const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const __m512i one = _mm512_set1_epi32(1);
+    __m512i at = _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int>(Dh)));
+    const void* rows = live ? static_cast<const void*>(q + h * D) : static_cast<const void*>(b.zero);
+    for (int64_t c = 0; c < Dh; ++c, at = _mm512_add_epi32(at, one)) {
+      _mm512_storeu_si512(b.qp + c * Hp + h, _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, at, rows, 4));
     }
-    for (int64_t h = N1; h < Hp; ++h) dst[h] = 0;
+    at = _mm512_mullo_epi32(lane, _mm512_set1_epi32(static_cast<int>(Drh)));
+    const void* ropes = live ? static_cast<const void*>(q_rope + h * Dr) : static_cast<const void*>(b.zero);
+    for (int64_t c = 0; c < Drh; ++c, at = _mm512_add_epi32(at, one)) {
+      _mm512_storeu_si512(b.qp + (Dh + c) * Hp + h,
+                          _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), live, at, ropes, 4));
+    }
   }
   const uint16_t* kt[kBf16Tile];
   const uint16_t* rt[kBf16Tile];
@@ -194,16 +212,18 @@ AOP_SFA_BF16 void attend_avx512bf16(const Bf16Shape& s, const uint16_t* q, const
       rt[j] = j < T ? r[t0 + j] : b.zero;
       vt[j] = j < T ? v[t0 + j] : b.zero;
     }
-    const int64_t n0 = t0 + kBf16Tile, next_n = count - n0 < kBf16Tile ? (count > n0 ? count - n0 : 0) : kBf16Tile;
-    const uint16_t* const* nk = k + (next_n ? n0 : 0);
-    const uint16_t* const* nr = r + (next_n ? n0 : 0);
-    const uint16_t* const* nv = v == k ? nk : v + (next_n ? n0 : 0);
+    int64_t n_lines = 0;  // the next tile's cache lines
+    for (int64_t j = t0 + kBf16Tile; j < count && j < t0 + 2 * kBf16Tile; ++j) {
+      n_lines = add_lines(k[j], D, b.lines, n_lines);
+      if (Dr) n_lines = add_lines(r[j], Dr, b.lines, n_lines);
+      if (v != k) n_lines = add_lines(v[j], D, b.lines, n_lines);
+    }
     if (HV % 4 == 0) {
-      tile_logits_bf16<6, 4>(s, b.qp, kt, rt, nk, nr, nv, next_n, scale, b.logits);
+      tile_logits_bf16<6, 4>(s, b.qp, kt, rt, b.lines, n_lines, scale, b.logits);
     } else if (HV % 2 == 0) {
-      tile_logits_bf16<12, 2>(s, b.qp, kt, rt, nk, nr, nv, next_n, scale, b.logits);
+      tile_logits_bf16<12, 2>(s, b.qp, kt, rt, b.lines, n_lines, scale, b.logits);
     } else {
-      tile_logits_bf16<24, 1>(s, b.qp, kt, rt, nk, nr, nv, next_n, scale, b.logits);
+      tile_logits_bf16<24, 1>(s, b.qp, kt, rt, b.lines, n_lines, scale, b.logits);
     }
     // Online softmax, 16 heads a vector: new max, rescale, exp; the sum unrounded, the
     // probabilities rounded to bfloat16 in pairs of consecutive keys (a missing odd key: 0).

@@ -6,7 +6,7 @@
 
 namespace aop::sparse_flash_attention {
 
-constexpr int64_t kBf16Tile = 48;  // keys per tile (a multiple of every key block of the logits)
+constexpr int64_t kBf16Tile = 96;  // keys per tile (a multiple of every key block of the logits: 6, 12, 24)
 
 // Sizes of one row's work: heads padded to Hp (a multiple of 16), latent columns to Dp (16).
 struct Bf16Shape {
@@ -23,6 +23,7 @@ struct Bf16Buffers {
   uint32_t* vp;      // [kBf16Tile / 2][Dp]: V as bfloat16 pairs along the keys
   float* alpha;      // [Hp]
   const uint16_t* zero;  // >= max(D, Dr) zeros: the padding key
+  const char** lines;    // [bf16_lines_size()]: cache lines of the next tile to prefetch
   // Results: running max, sum of exp (unrounded) and the unnormalised P.V (float32).
   float* m;          // [Hp]
   float* l;          // [Hp]
@@ -30,6 +31,7 @@ struct Bf16Buffers {
 };
 int64_t bf16_qp_size(const Bf16Shape& s);
 int64_t bf16_acc_size(const Bf16Shape& s);
+int64_t bf16_lines_size(const Bf16Shape& s);
 
 // Attends query row q [heads][D] (+ q_rope [heads][Dr]) over `count` positions: latent rows
 // k[j] (D bfloat16), rope rows r[j] (Dr) and value rows v[j] (D; v == k when value is key).

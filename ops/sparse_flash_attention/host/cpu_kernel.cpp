@@ -253,8 +253,9 @@ void run_bf16(const Args& a, const Dims& d, const std::vector<Batch>& bs,
     std::vector<float> logits(static_cast<size_t>(kBf16Tile * Hp)), alpha(static_cast<size_t>(Hp)),
         m(static_cast<size_t>(Hp)), l(static_cast<size_t>(Hp)), acc(static_cast<size_t>(bf16_acc_size(shape)));
     const std::vector<uint16_t> zero(static_cast<size_t>(std::max(D, Dr) + 32), 0);
+    std::vector<const char*> lines(static_cast<size_t>(bf16_lines_size(shape)));
     const Bf16Buffers buf{qp.data(), logits.data(), pp.data(), vpack.data(), alpha.data(), zero.data(),
-                          m.data(), l.data(), acc.data()};
+                          lines.data(), m.data(), l.data(), acc.data()};
     for (int64_t item = begin; item < end; ++item) {
       const auto [b, r] = rows[static_cast<size_t>(item / runs)];
       const Batch& x = bs[static_cast<size_t>(b)];
