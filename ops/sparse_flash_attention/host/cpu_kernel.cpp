@@ -229,6 +229,7 @@ void run_bf16(const Args& a, const Dims& d, const std::vector<Batch>& bs,
   const Bf16Shape shape{d.heads_q, d.head_dim, d.rope_dim};
   const int64_t N1 = d.heads_q, D = d.head_dim, Dr = d.rope_dim, Hp = shape.Hp(), Dp = shape.Dp();
   const int64_t n_rows = static_cast<int64_t>(rows.size());
+  if (n_rows == 0) return;
   const int64_t most = d.topk * a.sparse_block_size;  // positions a row can have at most
   int64_t runs = 1;
   if (n_rows < kMinItems) {
