@@ -189,10 +189,11 @@ def cpu_tables(shapes, runner) -> list:
                          f"{cpu_ms['torch composite'] / cpu_ms['cpu']:.1f}",
                          f"{cpu_ms['matmul bf16'] / cpu_ms['cpu']:.2f}"])
         if (kind, b, s1, n1, layout) == ISSUE_DECODE:
-            ok = speedup >= TARGET_SPEEDUP and max(mem_frac, mm_frac) >= TARGET_FRACTION
-            target = (f"issue 29 target ({label}): speedup {speedup:.1f} (>= {TARGET_SPEEDUP:g}), "
-                      f"max(memory fraction {mem_frac:.2f}, matmul fraction {mm_frac:.2f}) = "
-                      f"{max(mem_frac, mm_frac):.2f} (>= {TARGET_FRACTION:g}): {'met' if ok else 'NOT met'}")
+            # "of the memory bound or of the matmul time, whichever is slower": the larger time
+            slower, frac = ("matmul", mm_frac) if mm_frac >= mem_frac else ("memory bound", mem_frac)
+            target = (f"issue 29 target ({label}): speedup vs composite {speedup:.1f} (>= {TARGET_SPEEDUP:g}: "
+                      f"{'met' if speedup >= TARGET_SPEEDUP else 'NOT met'}); fraction of the slower reference "
+                      f"({slower}) {frac:.2f} (>= {TARGET_FRACTION:g}: {'met' if frac >= TARGET_FRACTION else 'NOT met'})")
         del case, fns
     bench.print_table(results)
     print()
