@@ -21,7 +21,7 @@ namespace aop::sparse_flash_attention {
 namespace {
 
 constexpr int64_t kTile = 64;          // keys per tile, a multiple of kKeyVector
-constexpr int64_t kHeadBlock = 16;     // heads per work item at most
+constexpr int64_t kHeadBlock = 128;    // heads per work item at most
 constexpr int64_t kItemsPerThread = 4; // split heads further until there are this many items per thread
 // bfloat16 path: rows are split into runs of positions until there are kMinItems work items,
 // runs of at least kMinRun positions. From the shape only, never the thread count: the results
@@ -51,6 +51,23 @@ float load(aop_dtype dtype, const void* base, int64_t i) {
     case AOP_DTYPE_BFLOAT16: return bf16_bits_to_float(static_cast<const uint16_t*>(base)[i]);
     case AOP_DTYPE_FLOAT16: return static_cast<float>(static_cast<const _Float16*>(base)[i]);
     default: return static_cast<const float*>(base)[i];
+  }
+}
+
+// dst[i] = element (at + i) of base widened to float32, i < n.
+void widen(aop_dtype dtype, const void* base, int64_t at, int64_t n, float* dst) {
+  if (n == 0) return;  // (Dr = 0: base may be null)
+  switch (dtype) {
+    case AOP_DTYPE_BFLOAT16: {
+      const uint16_t* src = static_cast<const uint16_t*>(base) + at;
+      for (int64_t i = 0; i < n; ++i) {
+        const uint32_t u = static_cast<uint32_t>(src[i]) << 16;
+        std::memcpy(dst + i, &u, sizeof u);
+      }
+      break;
+    }
+    case AOP_DTYPE_FLOAT16: widen_f16(static_cast<const _Float16*>(base) + at, n, dst); break;
+    default: std::memcpy(dst, static_cast<const float*>(base) + at, static_cast<size_t>(n) * sizeof(float));
   }
 }
 
@@ -109,7 +126,7 @@ void selected_positions(const Args& a, const Dims& d, const Batch& x, int64_t r,
 
 struct Scratch {
   std::vector<int64_t> positions;
-  std::vector<float> q, kt, v, logits, acc, m, l, alpha;
+  std::vector<float> q, kt, v, logits, acc, m, l, alpha, row;
 };
 
 // One work item: row `row` (batch-relative r) for heads [h0, h1).
@@ -143,6 +160,7 @@ void attend(const Args& a, const Dims& d, const Batch& x, int64_t b, int64_t r, 
   }
   s.kt.assign(static_cast<size_t>(W * kTile), 0.0f);
   s.v.resize(static_cast<size_t>(kTile * D));
+  s.row.resize(static_cast<size_t>(Dr));
   s.logits.resize(static_cast<size_t>(H * kTile));
   s.acc.assign(static_cast<size_t>(H * D), 0.0f);
   s.m.assign(static_cast<size_t>(H), -std::numeric_limits<float>::infinity());
@@ -161,15 +179,13 @@ void attend(const Args& a, const Dims& d, const Batch& x, int64_t b, int64_t r, 
       }
       int64_t kv = 0, rope = 0;
       where.locate(s.positions[static_cast<size_t>(t0 + j)], &kv, &rope);
-      for (int64_t c = 0; c < D; ++c) {
-        const float k = load(dtype, a.key.data, kv + c);
-        s.kt[c * TP + j] = k;
-        if (d.value_is_key) s.v[j * D + c] = k;
-      }
-      if (!d.value_is_key) {
-        for (int64_t c = 0; c < D; ++c) s.v[j * D + c] = load(dtype, a.value.data, kv + c);
-      }
-      for (int64_t c = 0; c < Dr; ++c) s.kt[(D + c) * TP + j] = load(dtype, a.key_rope->data, rope + c);
+      // Widen the row once (one dtype switch per row), then transpose it into kt.
+      float* vj = s.v.data() + j * D;
+      widen(dtype, a.key.data, kv, D, vj);
+      for (int64_t c = 0; c < D; ++c) s.kt[c * TP + j] = vj[c];
+      if (!d.value_is_key) widen(dtype, a.value.data, kv, D, vj);
+      widen(dtype, a.key_rope->data, rope, Dr, s.row.data());
+      for (int64_t c = 0; c < Dr; ++c) s.kt[(D + c) * TP + j] = s.row[static_cast<size_t>(c)];
     }
     tile_logits(s.q.data(), H, s.kt.data(), TP, W, scale, s.logits.data());
     // Online softmax: new running max, rescale factor, unnormalised probabilities rounded to

@@ -91,4 +91,11 @@ void tile_accumulate(float* acc, int64_t H, int64_t D, const float* alpha, const
   }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=skylake-avx512", "arch=haswell", "default")))
+#endif
+void widen_f16(const _Float16* src, int64_t n, float* dst) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(src[i]);
+}
+
 }  // namespace aop::sparse_flash_attention

@@ -16,4 +16,7 @@ void tile_logits(const float* q, int64_t H, const float* kt, int64_t T, int64_t 
 void tile_accumulate(float* acc, int64_t H, int64_t D, const float* alpha, const float* p, int64_t T, const float* v,
                      int64_t ldv);
 
+// dst[i] = src[i] widened to float32 for i < n (float16 through F16C where the CPU has it).
+void widen_f16(const _Float16* src, int64_t n, float* dst);
+
 }  // namespace aop::sparse_flash_attention
