@@ -13,6 +13,9 @@ import sys
 import numpy as np
 
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
+# Threads that finish a parallel region sleep instead of spinning (as in bench/run.py): with
+# spinning OpenMP workers on shared cores these small calls took 1-24 ms instead of 50-200 us.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import torch  # noqa: E402
 
 from ascend_ops.devkit import soak  # noqa: E402
