@@ -193,7 +193,8 @@ def cpu_tables(shapes, runner) -> list:
             slower, frac = ("matmul", mm_frac) if mm_frac >= mem_frac else ("memory bound", mem_frac)
             target = (f"issue 29 target ({label}): speedup vs composite {speedup:.1f} (>= {TARGET_SPEEDUP:g}: "
                       f"{'met' if speedup >= TARGET_SPEEDUP else 'NOT met'}); fraction of the slower reference "
-                      f"({slower}) {frac:.2f} (>= {TARGET_FRACTION:g}: {'met' if frac >= TARGET_FRACTION else 'NOT met'})")
+                      f"({slower}) {frac:.2f} (>= {TARGET_FRACTION:g}: "
+                      f"{'met' if frac >= TARGET_FRACTION else 'NOT met'})")
         del case, fns
     bench.print_table(results)
     print()

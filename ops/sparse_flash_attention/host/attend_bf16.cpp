@@ -43,9 +43,10 @@ AOP_SFA_BF16 inline __m512bh broadcast_pair(const uint16_t* row, int64_t pair) {
   return (__m512bh)_mm512_set1_epi32(static_cast<int>(bits));
 }
 
-// exp(x) for x <= 0 (Cephes' expf: 2^n * p(r), |r| <= ln2 / 2), about 1 ulp; exp(-inf) = 0.
+// exp(x) for x <= 0 (Cephes' expf: 2^n * p(r), |r| <= ln2 / 2), about 1 ulp; x <= -104
+// (-inf included) gives 0 or the smallest denormal, weight 0 for every sum it enters.
 AOP_SFA_BF16 inline __m512 exp_nonpositive(__m512 x) {
-  x = _mm512_max_ps(x, _mm512_set1_ps(-104.0f));  // below: 0 in float32 (scalef flushes it)
+  x = _mm512_max_ps(x, _mm512_set1_ps(-104.0f));  // exp(-104) is below float32's denormals
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
@@ -273,7 +274,9 @@ AOP_SFA_BF16 void attend_avx512bf16(const Bf16Shape& s, const uint16_t* q, const
     for (int64_t h = 0; h < Hp; h += 8) {
       float* acc = b.acc + h * Dp;
       int64_t c = 0;
-      for (; c + 3 <= CV; c += 3) pv_block<8, 3>(acc + c * kLanes, Dp, b.alpha + h, b.pp + h, Hp, b.vp + c * kLanes, pairs);
+      for (; c + 3 <= CV; c += 3) {
+        pv_block<8, 3>(acc + c * kLanes, Dp, b.alpha + h, b.pp + h, Hp, b.vp + c * kLanes, pairs);
+      }
       if (CV - c == 2) pv_block<8, 2>(acc + c * kLanes, Dp, b.alpha + h, b.pp + h, Hp, b.vp + c * kLanes, pairs);
       if (CV - c == 1) pv_block<8, 1>(acc + c * kLanes, Dp, b.alpha + h, b.pp + h, Hp, b.vp + c * kLanes, pairs);
     }
