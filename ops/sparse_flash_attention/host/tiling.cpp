@@ -53,10 +53,12 @@ int64_t vector_ub(const Shape& s, int64_t kt, int64_t sh, int64_t oh, int64_t in
          + ub(index_chunk * 4);                          // index chunk
 }
 
-// The check phase's UB (DataCheck::Run: index chunks and a staging word, later every slot),
+// The check phase's UB (DataCheck::Run: index chunks, a staging word, the chunk as float32 with
+// ReduceMin's scratch; later every slot),
 // released before the vector side's.
 int64_t check_ub(int64_t block_dim, int64_t index_chunk) {
-  return std::max(index_chunk * 4 + 32, (2 * block_dim * kSfaCheckWords + kSfaCheckWords) * 8);
+  const int64_t fast_floats = index_chunk + round_up(index_chunk, 64) + 64 + 8;  // DataCheck::FastFloats
+  return std::max(index_chunk * 4 + 32 + fast_floats * 4, (2 * block_dim * kSfaCheckWords + kSfaCheckWords) * 8);
 }
 
 // The combine's UB (Combine::Init), after the vector side's is released.

@@ -34,11 +34,15 @@ class DataCheck {
       AscendC::TPipe pipe;
       pipe_ = &pipe;
       const int64_t verdict_at = checkers * check::kWords;  // int64 words: after the slots' copy
-      // index chunks, then one word staging a row's E (splits > 1); later every slot
-      pipe.InitBuffer(buf_, static_cast<uint32_t>(Max(static_cast<int64_t>(t.index_chunk) * 4 + kStageBytes,
+      // index chunks, one word staging a row's E (splits > 1), the chunk as float32, the
+      // ReduceMin scratch and result (FastFloats); later every slot
+      pipe.InitBuffer(buf_, static_cast<uint32_t>(Max(static_cast<int64_t>(t.index_chunk) * 4 + kStageBytes +
+                                                          FastFloats(t.index_chunk) * 4,
                                                       (verdict_at + check::kWords) * 8)));
       if (t.splits > 1) entries_.SetGlobalBuffer((__gm__ int32_t*)(workspace + t.entries_offset));
       stage_at_ = t.index_chunk;  // int32 words: after the index chunk (32-byte aligned: a multiple of 8)
+      fast_at_ = t.index_chunk + kStageBytes / 4;
+      index_chunk_ = t.index_chunk;
       const int64_t me = AscendC::GetBlockIdx();
       const int64_t per = t.batch / checkers, extra = t.batch % checkers;
       const int64_t b0 = me * per + Min(me, extra);
@@ -60,6 +64,7 @@ class DataCheck {
       AscendC::SyncAll<true>();
       const AscendC::LocalTensor<int64_t> slots = buf_.Get<int64_t>();
       if (loaded_) check::Sync<AscendC::HardEvent::S_MTE2>(pipe);  // the last chunk's scalar reads
+      if (vector_read_) check::Sync<AscendC::HardEvent::V_MTE2>(pipe);  // and its vector reads
       check::LoadSlots(pipe, workspace, checkers, slots);
       for (int64_t c = 0; c < checkers; ++c) {
         Earliest(slots.GetValue(static_cast<uint32_t>(c * check::kWords)), c, first, first_phase);
@@ -167,6 +172,7 @@ class DataCheck {
         for (int64_t i = 0; i < n && entries == n; i += t.index_chunk) {
           const int64_t count = Min(n - i, t.index_chunk);
           const AscendC::LocalTensor<int32_t> ub = Load(indices_, row * t.topk + i, count);
+          if (AllNonNegative(count)) continue;  // no -1 and nothing below: no scalar walk
           for (int64_t j = 0; j < count; ++j) {
             const int64_t v = static_cast<int64_t>(ub.GetValue(static_cast<uint32_t>(j)));
             if (v == -1) {
@@ -183,6 +189,29 @@ class DataCheck {
         if (t.splits > 1 && n > 0) WriteEntries(row, entries);
       }
     }
+  }
+
+  // Whether the count entries just loaded are all >= 0 (the common case: no -1, no error): the
+  // chunk as float32 (the sign survives the rounding) and one ReduceMin on the vector unit,
+  // instead of a scalar walk of one cycle per entry.
+  __aicore__ inline bool AllNonNegative(int64_t count) {
+    const AscendC::LocalTensor<int32_t> ub = buf_.Get<int32_t>();
+    const AscendC::LocalTensor<float> f = buf_.Get<float>()[static_cast<uint32_t>(fast_at_)];
+    const AscendC::LocalTensor<float> work = f[static_cast<uint32_t>(index_chunk_)];
+    const AscendC::LocalTensor<float> least = work[static_cast<uint32_t>(RoundUp(index_chunk_, 64) + 64)];
+    check::Sync<AscendC::HardEvent::MTE2_V>(*pipe_);
+    if (vector_read_) check::Sync<AscendC::HardEvent::S_V>(*pipe_);  // the last chunk's minimum was read
+    AscendC::Cast(f, ub, AscendC::RoundMode::CAST_NONE, static_cast<uint32_t>(count));
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::ReduceMin(least, f, work, static_cast<int32_t>(count));
+    check::Sync<AscendC::HardEvent::V_S>(*pipe_);
+    vector_read_ = true;
+    return least.GetValue(0) >= 0.0f;
+  }
+
+  // Floats after the staging word: the chunk as float32, ReduceMin's scratch, its result.
+  __aicore__ inline static int64_t FastFloats(int64_t index_chunk) {
+    return index_chunk + RoundUp(index_chunk, 64) + 64 + 8;
   }
 
   // E of a row into the workspace (read by the cores after the verdict: splits > 1).
@@ -209,6 +238,7 @@ class DataCheck {
                                                       int64_t count) {
     const AscendC::LocalTensor<int32_t> ub = buf_.Get<int32_t>();
     if (loaded_) check::Sync<AscendC::HardEvent::S_MTE2>(*pipe_);  // the previous entries were read
+    if (vector_read_) check::Sync<AscendC::HardEvent::V_MTE2>(*pipe_);  // also by the vector unit
     AscendC::DataCopyExtParams params{1, static_cast<uint32_t>(count * 4), 0, 0, 0};
     AscendC::DataCopyPadExtParams<int32_t> pad{false, 0, 0, 0};
     AscendC::DataCopyPad(ub, src[static_cast<uint64_t>(first)], params, pad);
@@ -221,6 +251,9 @@ class DataCheck {
   Int32Gm lengths_q_, lengths_kv_;
   GlobalTensor<int32_t> table_, indices_, entries_;
   int64_t stage_at_ = 0;
+  int64_t fast_at_ = 0;      // float words: the fast path's buffers (after the staging word)
+  int64_t index_chunk_ = 0;
+  bool vector_read_ = false;  // the fast path has read a chunk (V_MTE2 before the next load)
   bool staged_ = false;
   AscendC::TBuf<AscendC::TPosition::VECCALC> buf_;
   AscendC::TPipe* pipe_ = nullptr;
