@@ -37,6 +37,7 @@ class Cube {
     s_slots_.SetGlobalBuffer((__gm__ float*)mine);
     o_slots_.SetGlobalBuffer((__gm__ float*)mine + 2 * t_.s_slot_floats);
     p_slots_.SetGlobalBuffer((__gm__ T*)((__gm__ float*)mine + 2 * t_.s_slot_floats + 2 * t_.o_slot_floats));
+    if (t_.splits > 1) partials_.SetGlobalBuffer((__gm__ float*)(workspace + t_.partials_offset));
     const uint32_t mp = static_cast<uint32_t>(t_.m_pad), kt = static_cast<uint32_t>(t_.tile_keys);
     const uint32_t qk_width = static_cast<uint32_t>(t_.head_dim + t_.rope_dim);
     pipe_.InitBuffer(q_l1_, 1, mp * qk_width * sizeof(T));
@@ -88,7 +89,9 @@ class Cube {
       }
       prev = cur;
       if (!gather_.More()) {
-        ValueTile(prev, tile + t);
+        // A split row's unit of one tile: its P.V is the unit's partial acc itself (alpha = 0
+        // on a row's first tile), written straight into the partials (the AIVs skip its copy)
+        ValueTile(prev, tile + t, t == 0 && t_.splits > 1 ? x.unit : -1);
         kv_l1_.FreeTensor(prev);
         tile += t + 1;
         break;
@@ -180,8 +183,9 @@ class Cube {
     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(kScoresReady + SlotOf(tile));
   }
 
-  // O_t = P.V of the tile once the AIVs published P -> O slot; published to the AIVs.
-  __aicore__ inline void ValueTile(const LocalTensor<T>& kv, int64_t tile) {
+  // O_t = P.V of the tile once the AIVs published P -> O slot (direct_unit >= 0: into that
+  // unit's partial acc); published to the AIVs.
+  __aicore__ inline void ValueTile(const LocalTensor<T>& kv, int64_t tile, int64_t direct_unit = -1) {
     const int64_t kt = t_.tile_keys, key_blocks = kt / kFractal, nc = t_.n_chunk;
     const int32_t slot = SlotOf(tile);
     AscendC::CrossCoreWaitFlag(kProbsReady + slot);
@@ -228,7 +232,10 @@ class Cube {
       fp.srcStride = static_cast<uint16_t>(t_.m_pad);
       fp.dstStride = static_cast<uint32_t>(t_.head_dim);
       fp.reluEn = false;
-      AscendC::Fixpipe(o_slots_[static_cast<uint64_t>(slot * t_.o_slot_floats + n0)], c, fp);
+      const GlobalTensor<float> dst = direct_unit >= 0
+                                          ? partials_[static_cast<uint64_t>(direct_unit * t_.partial_floats + n0)]
+                                          : o_slots_[static_cast<uint64_t>(slot * t_.o_slot_floats + n0)];
+      AscendC::Fixpipe(dst, c, fp);
       c_l0_.FreeTensor(c);
     }
     a_l0_.FreeTensor(a);
@@ -242,7 +249,7 @@ class Cube {
   AscendC::TQue<AscendC::TPosition::B2, 1> b_l0_;
   AscendC::TQue<AscendC::TPosition::CO1, 1> c_l0_;
   GlobalTensor<T> query_, query_rope_, p_slots_;
-  GlobalTensor<float> s_slots_, o_slots_;
+  GlobalTensor<float> s_slots_, o_slots_, partials_;
   Rows rows_;
   Gather<T> gather_;
   SparseFlashAttentionTiling t_;

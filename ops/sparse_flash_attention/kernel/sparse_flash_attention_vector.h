@@ -91,13 +91,19 @@ class Vector {
       }
       BeginRow();
       const int64_t tiles = CeilDiv(total, t_.tile_keys);
+      // a split row's unit of one tile: the AIC writes its P.V into the partial acc itself
+      const bool direct = t_.splits > 1 && tiles == 1;
       for (int64_t i = 0; i < tiles; ++i) {
         Softmax(tile + i, Min(t_.tile_keys, total - i * t_.tile_keys));
-        if (i > 0) Accumulate(tile + i - 1);
+        if (i > 0) Accumulate(tile + i - 1, i == 1);
       }
-      Accumulate(tile + tiles - 1);
+      if (direct) {
+        AscendC::CrossCoreWaitFlag(kOutReady + SlotOf(tile));  // the partial acc is in GM
+      } else {
+        Accumulate(tile + tiles - 1, tiles == 1);
+      }
       if (t_.splits > 1) {
-        WritePartial(u);
+        WritePartial(u, direct);
       } else {
         EndRow(x.q);
       }
@@ -136,10 +142,10 @@ class Vector {
     return total;
   }
 
+  // (acc needs no zeros: the row's first accumulate copies its O_t into it)
   __aicore__ inline void BeginRow() {
     if (hn_ == 0) return;
     Sync<AscendC::HardEvent::MTE3_V>();  // the last row's lse copies read max / sum
-    AscendC::Duplicate(acc_buf_.Get<float>(), 0.0f, static_cast<int32_t>(hn_ * t_.head_dim));
     AscendC::Duplicate(max_buf_.Get<float>(), -__builtin_huge_valf(), static_cast<int32_t>(hn_));
     AscendC::Duplicate(sum_buf_.Get<float>(), 0.0f, static_cast<int32_t>(hn_));
     AscendC::PipeBarrier<PIPE_V>();
@@ -212,13 +218,23 @@ class Vector {
     AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(kProbsReady + slot);  // after the P copies
   }
 
-  // acc = acc * alpha + O_t of tile `tile`, once the AIC's P.V of it is in the O slot.
-  __aicore__ inline void Accumulate(int64_t tile) {
+  // acc = acc * alpha + O_t of tile `tile`, once the AIC's P.V of it is in the O slot; on the
+  // row's first tile (alpha = 0) acc = O_t: one copy of all own heads into acc, no vector work.
+  __aicore__ inline void Accumulate(int64_t tile, bool first) {
     const int32_t slot = SlotOf(tile);
     AscendC::CrossCoreWaitFlag(kOutReady + slot);
     if (hn_ == 0) return;
     const int64_t d = t_.head_dim;
     const LocalTensor<float> acc = acc_buf_.Get<float>(), alpha = AlphaOf(slot);
+    if (first) {
+      Sync<AscendC::HardEvent::V_MTE2>();    // the last row's vector reads of acc
+      Sync<AscendC::HardEvent::MTE3_MTE2>();  // and its copy out (a partial)
+      AscendC::DataCopy(acc, o_slots_[static_cast<uint64_t>(slot * t_.o_slot_floats + h0_ * d)],
+                        static_cast<uint32_t>(hn_ * d));
+      Sync<AscendC::HardEvent::MTE2_V>();
+      Sync<AscendC::HardEvent::MTE2_MTE3>();
+      return;
+    }
     const int64_t ahead = (t_.in_buffers - 1) * t_.out_heads;  // copies in flight, as in Softmax
     for (int64_t g = 0; g < ahead && g < hn_; g += t_.out_heads) LoadOut(slot, g);
     for (int64_t g0 = 0; g0 < hn_; g0 += t_.out_heads) {
@@ -264,11 +280,12 @@ class Vector {
     }
   }
 
-  // splits > 1: the unit's unnormalised partial: acc [own heads, D], m and l of its own heads.
-  __aicore__ inline void WritePartial(int64_t u) {
+  // splits > 1: the unit's unnormalised partial: acc [own heads, D] (direct: the AIC wrote it),
+  // m and l of its own heads.
+  __aicore__ inline void WritePartial(int64_t u, bool direct) {
     if (hn_ == 0) return;
     Sync<AscendC::HardEvent::V_MTE3>();  // the last accumulate
-    AscendC::DataCopy(partials_[static_cast<uint64_t>(u * t_.partial_floats + h0_ * t_.head_dim)], acc_buf_.Get<float>(),
+    if (!direct) AscendC::DataCopy(partials_[static_cast<uint64_t>(u * t_.partial_floats + h0_ * t_.head_dim)], acc_buf_.Get<float>(),
                       static_cast<uint32_t>(hn_ * t_.head_dim));
     Sync<AscendC::HardEvent::S_MTE3>();  // max / sum were written by the scalar unit
     WritePartialStats(max_buf_.Get<float>(), sum_buf_.Get<float>(), u);
