@@ -227,11 +227,15 @@ class Vector {
     const int64_t d = t_.head_dim;
     const LocalTensor<float> acc = acc_buf_.Get<float>(), alpha = AlphaOf(slot);
     if (first) {
-      Sync<AscendC::HardEvent::V_MTE2>();    // the last row's vector reads of acc
+      // Through the scalar unit: the V_MTE2 / MTE2_V ids may all be held by the S and O queues'
+      // buffers (QUE_MAX_EVENT = 8).
+      Sync<AscendC::HardEvent::V_S>();        // the last row's vector reads of acc
       Sync<AscendC::HardEvent::MTE3_MTE2>();  // and its copy out (a partial)
+      Sync<AscendC::HardEvent::S_MTE2>();
       AscendC::DataCopy(acc, o_slots_[static_cast<uint64_t>(slot * t_.o_slot_floats + h0_ * d)],
                         static_cast<uint32_t>(hn_ * d));
-      Sync<AscendC::HardEvent::MTE2_V>();
+      Sync<AscendC::HardEvent::MTE2_S>();
+      Sync<AscendC::HardEvent::S_V>();
       Sync<AscendC::HardEvent::MTE2_MTE3>();
       return;
     }

@@ -60,6 +60,10 @@ CASES = [
     # outside every batch and -1 tails
     ("split-rows-empty-and-outside", npu_shape((2, 1), (3000, 0), 16, 1024, block_size=128, s1_pad=1),
      "BSND", "PA_BSND", "bfloat16", 3, True, True, "both", B2),
+    # N1 = 128, two rows of two tiles per group: a row's first tile copied into acc, then a
+    # rescaled add; the second row starts with every S / O queue buffer used once
+    ("N1=128-two-rows-of-two-tiles-per-group", npu_shape((40,), (300,), 128, 256, block_size=128),
+     "BSND", "PA_BSND", "bfloat16", 3, True, True, "in_order", B4),
     ("BSND-query-TND-kv-mode0", npu_shape((2, 3), (260, 90), 16, 64), "TND", "PA_BSND", "float16", 0, True, False,
      "both", B4),
 ]
