@@ -166,8 +166,10 @@ SparseFlashAttentionTiling compute_kernel(const Args& a, const Dims& d, const ao
   // (its partial's round trip and share of the combine); at most one split per tile of a full row
   // and kMaxSplits.
   const int64_t keys = a.layout_kv == Layout::kPA_BSND ? d.max_blocks * d.block_size : d.key_rows;  // act_kv at most
-  const int64_t tiles =
-      std::max<int64_t>(1, std::min(d.topk * a.sparse_block_size, keys) / std::max<int32_t>(t.tile_keys, 1));
+  // (rounded up: a row of 2048 positions in tiles of 192 is 11 tiles, and 10 splits of it would
+  // give every split a second tile of 13 positions)
+  const int64_t kt = std::max<int32_t>(t.tile_keys, 1);
+  const int64_t tiles = std::max<int64_t>(1, (std::min(d.topk * a.sparse_block_size, keys) + kt - 1) / kt);
   int64_t splits = 1;
   double best = 0;
   for (int64_t sp = 1; sp <= std::min(tiles, kMaxSplits) && rows > 0; ++sp) {
