@@ -30,6 +30,9 @@ constexpr int64_t kMaxCombineHeads = 16;
 constexpr int64_t kMaxInBuffers = 4;  // kernel/sparse_flash_attention_vector.h
 constexpr int64_t kMaxSplits = 24;
 constexpr double kSplitCost = 0.1;
+// A unit's fixed cost in tiles, from the emulator's timing model: N1 = 32, K = 2048 on 24 AICs,
+// B = 32 runs 97 us as 3 units of 6 tiles per AIC and 112 us as 4 units of 4 tiles.
+constexpr double kUnitCost = 2.0;
 constexpr int64_t kUbAlign = 32;
 constexpr int64_t kSlotAlign = 512;
 
@@ -160,21 +163,22 @@ SparseFlashAttentionTiling compute_kernel(const Args& a, const Dims& d, const ao
   }
   // Work: units of the flat query rows over the AICs. Each row's entries may be split over
   // several AICs (flash-decoding: the partials combined by the AIVs after a SyncAll) so that the
-  // busiest AIC has the fewest tiles: ceil(rows * splits / AICs) units of ceil(tiles / splits)
-  // tiles (a full row: K entries of sbs positions, at most the longest batch's keys), each split
-  // more costing kSplitCost of a tile
-  // (its partial's round trip and share of the combine); at most one split per tile of a full row
-  // and kMaxSplits.
+  // busiest AIC has the least work: ceil(rows * splits / AICs) units, each of
+  // ceil(ceil(positions / splits) / tile_keys) tiles (a full row: K entries of sbs positions, at
+  // most the longest batch's keys) plus kUnitCost tiles (a unit's q load and the cube / vector
+  // pipeline's fill and drain), each split more costing kSplitCost of a tile (its partial's round
+  // trip and share of the combine); at most one split per tile of a full row and kMaxSplits.
   const int64_t keys = a.layout_kv == Layout::kPA_BSND ? d.max_blocks * d.block_size : d.key_rows;  // act_kv at most
-  // (rounded up: a row of 2048 positions in tiles of 192 is 11 tiles, and 10 splits of it would
-  // give every split a second tile of 13 positions)
   const int64_t kt = std::max<int32_t>(t.tile_keys, 1);
-  const int64_t tiles = std::max<int64_t>(1, (std::min(d.topk * a.sparse_block_size, keys) + kt - 1) / kt);
+  const int64_t positions = std::max<int64_t>(1, std::min(d.topk * a.sparse_block_size, keys));
+  const int64_t tiles = (positions + kt - 1) / kt;
   int64_t splits = 1;
   double best = 0;
   for (int64_t sp = 1; sp <= std::min(tiles, kMaxSplits) && rows > 0; ++sp) {
-    const double cost = static_cast<double>((rows * sp + aics - 1) / aics * ((tiles + sp - 1) / sp)) +
-                        kSplitCost * static_cast<double>(sp - 1);
+    const int64_t unit_tiles = ((positions + sp - 1) / sp + kt - 1) / kt;
+    const double per_core = static_cast<double>((rows * sp + aics - 1) / aics);
+    const double cost =
+        per_core * (static_cast<double>(unit_tiles) + kUnitCost) + kSplitCost * static_cast<double>(sp - 1);
     if (sp == 1 || cost < best) {
       best = cost;
       splits = sp;
