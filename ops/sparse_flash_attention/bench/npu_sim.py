@@ -87,7 +87,8 @@ def modelled(shapes=MODEL_DECODE) -> list:
         bound, what = bound_us(n1, b, c)
         us = r["modelled_us"]
         top = sorted(r["pipe_busy_max_us"].items(), key=lambda kv: -kv[1])[:4]
-        rows.append([f"decode N1={n1} B={b}", f"{tiling['block_dim']} x {tiling['tile_keys']}", f"{us:.1f}",
+        split = f"{tiling['block_dim']} x {tiling['tile_keys']} ({tiling['splits']})"
+        rows.append([f"decode N1={n1} B={b}", split, f"{us:.1f}",
                      f"{bound:.1f} ({what})", f"{us / bound:.2f}", f"{r['gm_bound_us']:.1f}", r["bound"],
                      ", ".join(f"{k} {v:.0f}" for k, v in top), f"{wall:.0f}"])
     return rows
@@ -102,8 +103,8 @@ def print_modelled(quick: bool = False) -> None:
     print()
     print(f"Modelled NPU time of the AscendC kernel ({MODEL_SOC} preset, emulator timing model; K={K} "
           f"D={D}+{DR} bf16 PA_BSND/{BLOCK_SIZE}, value = key) - modelled, not run on NPU")
-    print(format_table(["shape", "AICs x tile", "modelled us", "bound us", "modelled / bound", "emu memory bound us",
-                        "emu bound", "busiest pipes (us, busiest core)", "emulation s"], rows))
+    print(format_table(["shape", "AICs x tile (splits)", "modelled us", "bound us", "modelled / bound",
+                        "emu memory bound us", "emu bound", "busiest pipes (us, busiest core)", "emulation s"], rows))
     print("target: modelled / bound <= 2")
 
 
