@@ -26,7 +26,7 @@ class DataCheck {
   __aicore__ inline bool Run(GM_ADDR lengths_q, GM_ADDR lengths_k, GM_ADDR block_table, GM_ADDR residual,
                              GM_ADDR workspace, GM_ADDR error_record, const LightningIndexerTiling& t) {
     const int64_t checkers = 2 * static_cast<int64_t>(t.block_dim);  // MIX 1:2
-    int64_t first = -1, first_phase = 0;
+    bool ok = true;
     if ASCEND_IS_AIV {
       // The check's own UB (block-table entries, then every slot), released before the op's
       // pipes are built: scalar GM reads cost a data-cache miss each.
@@ -52,40 +52,22 @@ class DataCheck {
       }
       if (record[0] == kLiOk && t.layout_key == 2) BlockIds(t, b0, b1, record);
       if (record[0] == kLiOk && residual_.Present()) Residuals(t, b0, b1, record);
-      check::Publish(workspace, me, record);
-      AscendC::SyncAll<true>();
-      // Every slot into UB by one DMA (after the table's last scalar reads).
-      const AscendC::LocalTensor<int64_t> slots = buf_.Get<int64_t>();
-      if (loaded_) check::Sync<AscendC::HardEvent::S_MTE2>(pipe);
-      check::LoadSlots(pipe, workspace, checkers, slots);
-      for (int64_t c = 0; c < checkers; ++c) {
-        Earliest(slots.GetValue(static_cast<uint32_t>(c * check::kWords)), c, first, first_phase);
-      }
-      if (first >= 0 && me == 0) check::Record(error_record, slots, first);
-      if (AscendC::GetSubBlockIdx() == 0) {
-        const AscendC::LocalTensor<int64_t> verdict = slots[static_cast<uint32_t>(verdict_at)];
-        verdict.SetValue(0, static_cast<int64_t>(first >= 0 ? 1 : 0));  // 0 = kLiOk
-        check::Sync<AscendC::HardEvent::S_MTE3>(pipe);
-        AscendC::DataCopyExtParams line{1, 8, 0, 0, 0};
-        AscendC::DataCopyPad(check::Words(workspace, checkers + me / AscendC::GetTaskRatio()), verdict, line);
-      }
-      AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(kVerdictReady);  // after AIV 0's line is written
+      if (loaded_) check::Sync<AscendC::HardEvent::S_MTE2>(pipe);  // the table's last scalar reads
+      ok = check::MixVerdict<Phases, kVerdictReady>(pipe, workspace, error_record, checkers, record,
+                                                    buf_.Get<int64_t>());
       pipe.Destroy();  // its UB goes back to the op's pipes
     }
-    return first < 0;
+    return ok;
   }
 
  private:
-  // Whether core c's verdict `code` is the first error so far: the earliest phase (query lengths,
-  // key lengths, block ids, residuals), then the lowest core (= batch).
-  __aicore__ inline static void Earliest(int64_t code, int64_t c, int64_t& first, int64_t& first_phase) {
-    if (code == kLiOk) return;
-    const int64_t phase = code == kLiResidualOutOfRange ? 3 : (code - kLiLenQNegative) / 3;
-    if (first < 0 || phase < first_phase) {
-      first = c;
-      first_phase = phase;
+  // The order of the checks: query lengths, key lengths, block ids, residuals (MixVerdict reports
+  // the earliest phase's error).
+  struct Phases {
+    __aicore__ inline static int64_t Of(int64_t code) {
+      return code == kLiResidualOutOfRange ? 3 : (code - kLiLenQNegative) / 3;
     }
-  }
+  };
 
   // codes: negative, below the previous end (code + 1), beyond the limit (code + 2).
   __aicore__ inline void Lengths(const IndexTensor& lengths, int64_t b0, int64_t b1, bool cumulative, int64_t limit,
@@ -166,13 +148,12 @@ class CubeVerdict {
  public:
   __aicore__ inline void Init(GM_ADDR workspace, int64_t block_dim) {
     workspace_ = workspace;
-    line_ = 2 * block_dim + AscendC::GetBlockIdx();
+    checkers_ = 2 * block_dim;  // MIX 1:2
   }
   // Waits for the verdict the first time (every AIC consumes its group's kVerdictReady once).
   __aicore__ inline bool Ok() {
     if (!known_) {
-      AscendC::CrossCoreWaitFlag(kVerdictReady);
-      ok_ = check::SlotCode(workspace_, line_) == kLiOk;
+      ok_ = check::AicVerdict<kVerdictReady>(workspace_, checkers_);
       known_ = true;
     }
     return ok_;
@@ -180,7 +161,7 @@ class CubeVerdict {
 
  private:
   GM_ADDR workspace_ = nullptr;
-  int64_t line_ = 0;
+  int64_t checkers_ = 0;
   bool known_ = false;
   bool ok_ = false;
 };

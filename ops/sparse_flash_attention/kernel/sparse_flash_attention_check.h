@@ -20,14 +20,14 @@ namespace check = aop_kernel::check;
 
 class DataCheck {
  public:
-  // AIV: true when no AIV found an error. AIC: waits for its group's verdict (Verdict()).
+  // AIV: true when no AIV found an error. AIC: waits for its group's verdict (check::AicVerdict).
   __aicore__ inline bool Run(GM_ADDR lengths_q, GM_ADDR lengths_kv, GM_ADDR block_table, GM_ADDR sparse_indices,
                              GM_ADDR workspace, GM_ADDR error_record, const SparseFlashAttentionTiling& t) {
     const int64_t checkers = 2 * static_cast<int64_t>(t.block_dim);  // MIX 1:2
     if ASCEND_IS_AIC {
-      return Verdict(workspace, checkers + AscendC::GetBlockIdx());
+      return check::AicVerdict<kVerdictReady>(workspace, checkers);
     }
-    int64_t first = -1, first_phase = 0;
+    bool ok = true;
     if ASCEND_IS_AIV {
       // The check's own UB (table / index chunks, then every slot), released before the op's
       // pipes are built: scalar GM reads cost a data-cache miss each.
@@ -60,50 +60,23 @@ class DataCheck {
       }
       if (record[0] == kSfaOk && t.layout_kv == 2) BlockIds(t, b0, b1, record);
       if (record[0] == kSfaOk) Indices(t, b0, b1, record);
-      check::Publish(workspace, me, record);
-      AscendC::SyncAll<true>();
-      const AscendC::LocalTensor<int64_t> slots = buf_.Get<int64_t>();
       if (loaded_) check::Sync<AscendC::HardEvent::S_MTE2>(pipe);  // the last chunk's scalar reads
       if (vector_read_) check::Sync<AscendC::HardEvent::V_MTE2>(pipe);  // and its vector reads
-      check::LoadSlots(pipe, workspace, checkers, slots);
-      for (int64_t c = 0; c < checkers; ++c) {
-        Earliest(slots.GetValue(static_cast<uint32_t>(c * check::kWords)), c, first, first_phase);
-      }
-      if (first >= 0 && me == 0) check::Record(error_record, slots, first);
-      if (AscendC::GetSubBlockIdx() == 0) {
-        const AscendC::LocalTensor<int64_t> verdict = slots[static_cast<uint32_t>(verdict_at)];
-        verdict.SetValue(0, static_cast<int64_t>(first >= 0 ? 1 : 0));  // 0 = kSfaOk
-        check::Sync<AscendC::HardEvent::S_MTE3>(pipe);
-        AscendC::DataCopyExtParams line{1, 8, 0, 0, 0};
-        AscendC::DataCopyPad(check::Words(workspace, checkers + me / AscendC::GetTaskRatio()), verdict, line);
-      }
-      AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(kVerdictReady);  // after AIV 0's line is written
+      ok = check::MixVerdict<Phases, kVerdictReady>(pipe, workspace, error_record, checkers, record,
+                                                    buf_.Get<int64_t>());
       pipe.Destroy();  // its UB goes back to the op's pipes
     }
-    return first < 0;
+    return ok;
   }
 
  private:
-  // The AIC has no UB: one scalar read (a data-cache miss) of the group's verdict line.
-  __aicore__ inline static bool Verdict(GM_ADDR workspace, int64_t line) {
-    AscendC::CrossCoreWaitFlag(kVerdictReady);
-    return check::SlotCode(workspace, line) == kSfaOk;
-  }
-
-  __aicore__ inline static int64_t PhaseOf(int64_t code) {
-    return code <= kSfaLenQBeyond ? 0 : code <= kSfaLenKvBeyond ? 1 : code == kSfaBlockIdOutOfRange ? 2 : 3;
-  }
-
-  // Whether core c's verdict `code` is the first error so far: the earliest phase, then the
-  // lowest core (= batch).
-  __aicore__ inline static void Earliest(int64_t code, int64_t c, int64_t& first, int64_t& first_phase) {
-    if (code == kSfaOk) return;
-    const int64_t phase = PhaseOf(code);
-    if (first < 0 || phase < first_phase) {
-      first = c;
-      first_phase = phase;
+  // The order of the checks: query lengths, kv lengths, block ids, indices (MixVerdict reports
+  // the earliest phase's error).
+  struct Phases {
+    __aicore__ inline static int64_t Of(int64_t code) {
+      return code <= kSfaLenQBeyond ? 0 : code <= kSfaLenKvBeyond ? 1 : code == kSfaBlockIdOutOfRange ? 2 : 3;
     }
-  }
+  };
 
   // codes: negative, below the previous end (code + 1), beyond the limit (code + 2).
   __aicore__ inline void Lengths(const Int32Gm& lengths, int64_t b0, int64_t b1, bool cumulative, int64_t limit,

@@ -93,4 +93,50 @@ __aicore__ inline void Record(GM_ADDR error_record, const AscendC::LocalTensor<i
   FlushLine(record);
 }
 
+// The check phase of a MIX 1:2 launch (block_dim groups of one AIC and two AIVs), on the AIVs:
+// publishes this AIV's verdict `record`, SyncAll of the AIVs, loads every slot into `ub`
+// (UbBytes(checkers) + one more slot for the verdict line), and picks the first error: the
+// earliest phase (Phases::Of(code), the op's order of checks), then the lowest core (= the lowest
+// batch). AIV 0 copies it into the error record; AIV 0 of each group writes the group's verdict
+// line (slot checkers + group: word 0 = 1 on an error) and both AIVs set `kFlag` (mode 2) for their
+// AIC, which reads the line with AicVerdict. Returns true when no AIV found an error. The op waits
+// for its own reads of the UB it hands in here before calling.
+template <class Phases, uint16_t kFlag>
+__aicore__ inline bool MixVerdict(AscendC::TPipe& pipe, GM_ADDR workspace, GM_ADDR error_record, int64_t checkers,
+                                  const int64_t* record, const AscendC::LocalTensor<int64_t>& ub) {
+  const int64_t me = AscendC::GetBlockIdx();
+  Publish(workspace, me, record);
+  AscendC::SyncAll<true>();
+  LoadSlots(pipe, workspace, checkers, ub);
+  int64_t first = -1, first_phase = 0;
+  for (int64_t c = 0; c < checkers; ++c) {
+    const int64_t code = ub.GetValue(static_cast<uint32_t>(c * kWords));
+    if (code == 0) continue;
+    const int64_t phase = Phases::Of(code);
+    if (first < 0 || phase < first_phase) {
+      first = c;
+      first_phase = phase;
+    }
+  }
+  if (first >= 0 && me == 0) Record(error_record, ub, first);
+  if (AscendC::GetSubBlockIdx() == 0) {
+    const AscendC::LocalTensor<int64_t> verdict = ub[static_cast<uint32_t>(checkers * kWords)];
+    verdict.SetValue(0, static_cast<int64_t>(first >= 0 ? 1 : 0));
+    Sync<AscendC::HardEvent::S_MTE3>(pipe);
+    AscendC::DataCopyExtParams line{1, 8, 0, 0, 0};
+    AscendC::DataCopyPad(Words(workspace, checkers + me / AscendC::GetTaskRatio()), verdict, line);
+  }
+  using namespace AscendC;  // pipe_t (PIPE_MTE3) is global with CANN, in AscendC in the emulator
+  CrossCoreSetFlag<2, PIPE_MTE3>(kFlag);  // after AIV 0's line is written
+  return first < 0;
+}
+
+// The AIC's side of MixVerdict: waits for `kFlag` (once per launch) and reads its group's verdict
+// line by one scalar read (the AIC has no UB). True when the launch's inputs passed.
+template <uint16_t kFlag>
+__aicore__ inline bool AicVerdict(GM_ADDR workspace, int64_t checkers) {
+  AscendC::CrossCoreWaitFlag(kFlag);
+  return SlotCode(workspace, checkers + AscendC::GetBlockIdx()) == 0;
+}
+
 }  // namespace aop_kernel::check
