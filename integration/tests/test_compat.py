@@ -259,6 +259,62 @@ def test_vllm_ascend_cmp_ratio_takes_uncompressed_key_lengths(layout_key):
 
 
 @needs_torch
+@pytest.mark.parametrize("layout_k", ["PA_BBND", "TND"])
+def test_cann_ops_transformer_v2_form(layout_k):
+    """CANN's ``lightning_indexer`` (v2) as VeOmni calls it for DeepSeek-V4: TND query with
+    cu_seqlens (B + 1, from 0), fp32 weights, mask_mode 3, cmp_ratio 4 with cmp_residual_k
+    (compressed key counts), return_value 1; the paged cache as PA_BBND with seqused_k, or a TND
+    key with cu_seqlens_k. Same indices and values as our op and the reference."""
+    import torch
+
+    from ascend_ops.compat import cann_ops_transformer
+    from ascend_ops.lightning_indexer import reference
+
+    inputs = _indexer_inputs(torch)  # TND query ends [2, 5]; compressed key counts [20, 37]
+    residual = torch.tensor([3, 1], dtype=torch.int32)
+    w = inputs["weights"][..., 0].float()
+    cu_q = torch.cat([torch.zeros(1, dtype=torch.int32), inputs["actual_seq_lengths_query"]])
+    kwargs = dict(cu_seqlens_q=cu_q, cmp_residual_k=residual, layout_q="TND", layout_k=layout_k, mask_mode=3,
+                  cmp_ratio=4, return_value=1, metadata=torch.zeros(1024, dtype=torch.int32))
+    key, ends = inputs["key"], [20, 57]
+    if layout_k == "TND":
+        table, bs = inputs["block_table"], key.shape[1]
+        key = torch.stack([key[table[b, j // bs], j % bs] for b, n in enumerate((20, 37)) for j in range(n)])
+        kwargs["cu_seqlens_k"] = torch.tensor([0] + ends, dtype=torch.int32)
+    else:
+        kwargs.update(seqused_k=inputs["actual_seq_lengths_key"], block_table=inputs["block_table"])
+    idx, val = cann_ops_transformer.lightning_indexer(inputs["query"], key, w, 8, **kwargs)
+    lengths_k = torch.tensor(ends, dtype=torch.int32) if layout_k == "TND" else inputs["actual_seq_lengths_key"]
+    want = reference.lightning_indexer(
+        inputs["query"].numpy(), key.numpy(), w.numpy(), inputs["actual_seq_lengths_query"].numpy(),
+        lengths_k.numpy(), kwargs.get("block_table", torch.zeros(0)).numpy() if layout_k != "TND" else None,
+        layout_query="TND", layout_key="PA_BSND" if layout_k == "PA_BBND" else "TND", sparse_count=8, sparse_mode=3,
+        cmp_ratio=4, cmp_residual_k=residual.numpy())
+    np.testing.assert_array_equal(idx.numpy(), want[0])
+    np.testing.assert_allclose(val.numpy(), want[1], rtol=1e-5, atol=1e-5)
+    assert cann_ops_transformer.lightning_indexer(inputs["query"], key, w, 8, **dict(kwargs, return_value=0))[1] is None
+
+
+@needs_torch
+@pytest.mark.parametrize("change,words", [(dict(output_idx_offset=0), "output_idx_offset"),
+                                          (dict(max_seqlen_q=4), "max_seqlen_q"),
+                                          (dict(layout_k="PA_BSND"), "layout_k should be")])
+def test_cann_ops_transformer_refuses_what_a2_a3_do_not_support(change, words):
+    import torch
+
+    from ascend_ops.compat import cann_ops_transformer
+
+    inputs = _indexer_inputs(torch)
+    kwargs = dict(block_table=inputs["block_table"], layout_q="TND", layout_k="PA_BBND")
+    with pytest.raises(ValueError, match=words):
+        cann_ops_transformer.lightning_indexer(inputs["query"], inputs["key"], inputs["weights"][..., 0], 8,
+                                               **dict(kwargs, **change))
+    with pytest.raises(ValueError, match="seqused_q"):
+        cann_ops_transformer.lightning_indexer(inputs["query"], inputs["key"], inputs["weights"][..., 0], 8,
+                                               seqused_q=torch.ones(2, dtype=torch.int32))
+
+
+@needs_torch
 def test_lightning_indexer_keyword_only_after_weights():
     import torch
 

@@ -15,6 +15,8 @@ module                     their call                                           
                            (vllm-ascend's schema: attention_mode defaults to 2)
 ``torch_npu``              ``torch_npu.npu_sparse_flash_attention`` (torch_npu's    sparse_flash_attention
                            defaults: layout_kv "BSND", attention_mode 0)
+``cann_ops_transformer``   ``torch.ops.cann_ops_transformer.lightning_indexer``     lightning_indexer
+                           (CANN's v2: cmp_ratio, cu_seqlens, PA_BBND)
 =========================  =======================================================  ===========================
 
 Each function only translates its arguments (names, defaults, shapes the source project
