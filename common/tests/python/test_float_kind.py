@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import importlib
 import math
-import shutil
-import subprocess
-import sys
 from pathlib import Path
-from typing import List
 
 import numpy as np
 import pytest
+
+import cmake_projects
 
 import ascend_ops.common as common
 from ascend_ops.common import codegen
@@ -29,51 +27,18 @@ PROJECT = Path(__file__).resolve().parents[1] / "float_op"
 EXACT = 0.1  # not a float32, not a short binary fraction: any rounding on the way shows
 
 
-def _tool(name: str) -> str:
-    beside_python = Path(sys.executable).parent / name
-    if beside_python.is_file():
-        return str(beside_python)
-    found = shutil.which(name)
-    if found is None:
-        pytest.fail(f"{name} is needed to build {PROJECT} (pip install {name})")
-    return found
-
-
-def _run(cmd: List[str]) -> None:
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.fail(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
-
-
 @pytest.fixture(scope="module")
 def probe(common_lib, tmp_path_factory: pytest.TempPathFactory):
-    """ascend_ops.float_probe, built and installed into a temporary prefix on sys.path."""
-    try:
-        cmake_dir = common.cmake_dir()
-    except FileNotFoundError as exc:
-        pytest.skip(f"the float probe op builds against the installed package config: {exc}")
-    build, prefix = tmp_path_factory.mktemp("float-probe-build"), tmp_path_factory.mktemp("float-probe")
-    _run([_tool("cmake"), "-S", str(PROJECT), "-B", str(build), "-G", "Ninja",
-          f"-DCMAKE_MAKE_PROGRAM={_tool('ninja')}", "-DCMAKE_BUILD_TYPE=Release",
-          f"-DAscendOpsCommon_DIR={cmake_dir}", f"-DPython_EXECUTABLE={sys.executable}"])
-    _run([_tool("cmake"), "--build", str(build), "-j2"])
-    _run([_tool("cmake"), "--install", str(build), "--prefix", str(prefix)])
-    import ascend_ops
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.syspath_prepend(str(prefix))
-        if isinstance(ascend_ops.__path__, list):  # a scikit-build-core editable install: no dynamic path
-            patch.setattr(ascend_ops, "__path__", ascend_ops.__path__ + [str(prefix / "ascend_ops")])
-        importlib.invalidate_caches()
-        yield importlib.import_module("ascend_ops.float_probe._build_info"), build
+    """ascend_ops.float_probe, built and installed into a temporary prefix."""
+    with cmake_projects.installed_test_op(PROJECT, "float_probe", tmp_path_factory) as info:
+        yield info
 
 
 def _module(name: str):
     return importlib.import_module(f"ascend_ops.float_probe.{name}")
 
 
-def _needs(probe, framework: str) -> None:
-    info, _ = probe
+def _needs(info, framework: str) -> None:
     if not info.FRAMEWORKS.get(framework):
         pytest.skip(f"{framework} is not installed: the probe has no {framework} adapter")
 

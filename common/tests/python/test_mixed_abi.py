@@ -20,11 +20,12 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Dict, List
 
 import pytest
+
+import cmake_projects
 
 import ascend_ops.common as common
 
@@ -32,47 +33,13 @@ ABI_PROJECT = Path(__file__).resolve().parents[1] / "abi"
 REPORT_BYTES = 8192
 
 
-def _tool(name: str) -> str:
-    """The venv's copy of a build tool (pip's cmake / ninja), else the one on PATH."""
-    beside_python = Path(sys.executable).parent / name
-    if beside_python.is_file():
-        return str(beside_python)
-    found = shutil.which(name)
-    if found is None:
-        pytest.fail(f"{name} is needed to build {ABI_PROJECT} (pip install {name})")
-    return found
-
-
-def _run(cmd: List[str]) -> None:
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.fail(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
-
-
 @pytest.fixture(scope="module")
-def common_cmake_dir(common_lib) -> Path:
-    """The installed package config; skips from a checkout run with only the library built."""
-    try:
-        return common.cmake_dir()
-    except FileNotFoundError as exc:
-        pytest.skip(f"the mixed-ABI proof builds against the installed package config "
-                    f"(find_package(AscendOpsCommon)); install ascend-op-common: {exc}")
-
-
-@pytest.fixture(scope="module")
-def probes(common_cmake_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Dict[int, Path]:
+def probes(common_lib, tmp_path_factory: pytest.TempPathFactory) -> Dict[int, Path]:
     """Configure and build common/tests/abi; returns {abi: module path}."""
     build = tmp_path_factory.mktemp("abi-probe-build")
-    _run([
-        _tool("cmake"), "-S", str(ABI_PROJECT), "-B", str(build), "-G", "Ninja",
-        f"-DCMAKE_MAKE_PROGRAM={_tool('ninja')}",
-        "-DCMAKE_BUILD_TYPE=Release",
-        f"-DAscendOpsCommon_DIR={common_cmake_dir}",
-        f"-DPython_EXECUTABLE={sys.executable}",
-        # The package config also looks for frameworks; the probes need none of them.
-        "-DAOP_TORCH_ROOT=", "-DAOP_TORCH_NPU_ROOT=", "-DAOP_MINDSPORE_ROOT=", "-DAOP_CANN_ROOT=",
-    ])
-    _run([_tool("cmake"), "--build", str(build), "-j2"])
+    # The package config also looks for frameworks; the probes need none of them.
+    cmake_projects.build(ABI_PROJECT, build, "the mixed-ABI proof",
+                         ["-DAOP_TORCH_ROOT=", "-DAOP_TORCH_NPU_ROOT=", "-DAOP_MINDSPORE_ROOT=", "-DAOP_CANN_ROOT="])
     return {abi: build / f"abi_probe_{abi}.so" for abi in (0, 1)}
 
 

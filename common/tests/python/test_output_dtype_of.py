@@ -13,16 +13,13 @@ imported as ``ascend_ops.dtype_of_probe``.
 from __future__ import annotations
 
 import importlib
-import shutil
-import subprocess
-import sys
 from pathlib import Path
-from typing import List
 
 import numpy as np
 import pytest
 
-import ascend_ops.common as common
+import cmake_projects
+
 from ascend_ops.common import codegen
 
 PROJECT = Path(__file__).resolve().parents[1] / "dtype_of_op"
@@ -30,45 +27,11 @@ OUTPUTS = [{"name": "copy", "dtype": None, "dtype_of": "x", "present_if": None},
            {"name": "count", "dtype": "float32", "dtype_of": None, "present_if": None}]
 
 
-def _tool(name: str) -> str:
-    beside_python = Path(sys.executable).parent / name
-    if beside_python.is_file():
-        return str(beside_python)
-    found = shutil.which(name)
-    if found is None:
-        pytest.fail(f"{name} is needed to build {PROJECT} (pip install {name})")
-    return found
-
-
-def _run(cmd: List[str]) -> None:
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        pytest.fail(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
-
-
 @pytest.fixture(scope="module")
 def probe(common_lib, tmp_path_factory: pytest.TempPathFactory):
-    """ascend_ops.dtype_of_probe, built and installed into a temporary prefix on sys.path."""
-    try:
-        cmake_dir = common.cmake_dir()
-    except FileNotFoundError as exc:
-        pytest.skip(f"the dtype_of probe op builds against the installed package config: {exc}")
-    build, prefix = tmp_path_factory.mktemp("dtype-of-probe-build"), tmp_path_factory.mktemp("dtype-of-probe")
-    _run([_tool("cmake"), "-S", str(PROJECT), "-B", str(build), "-G", "Ninja",
-          f"-DCMAKE_MAKE_PROGRAM={_tool('ninja')}", "-DCMAKE_BUILD_TYPE=Release",
-          f"-DAscendOpsCommon_DIR={cmake_dir}", f"-DPython_EXECUTABLE={sys.executable}"])
-    _run([_tool("cmake"), "--build", str(build), "-j2"])
-    _run([_tool("cmake"), "--install", str(build), "--prefix", str(prefix)])
-    # ascend_ops is a namespace package, but editable installs leave it a list __path__, which
-    # sys.path does not extend
-    import ascend_ops
-
-    package = str(prefix / "ascend_ops")
-    ascend_ops.__path__.append(package)
-    try:
-        yield importlib.import_module("ascend_ops.dtype_of_probe._build_info")
-    finally:
-        ascend_ops.__path__.remove(package)
+    """ascend_ops.dtype_of_probe, built and installed into a temporary prefix."""
+    with cmake_projects.installed_test_op(PROJECT, "dtype_of_probe", tmp_path_factory) as info:
+        yield info
 
 
 def _module(name: str):
