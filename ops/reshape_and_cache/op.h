@@ -44,6 +44,16 @@ cache_mode : 0 (ND, default) or 1 (NZ): element j of a token's H*D row goes to
     key_cache[b, j // F, o, j % F] (b = s // block_size, o = s % block_size).
 head_num : H, required when key / value are given as [T, H*D]; must divide H*D. With a
     [T, H, D] key it must equal H.
+kv_cache_dtype : "auto" (default: a bit copy, the caches have the dtype of key), "int8",
+    "fp8" / "fp8_e4m3" (OCP E4M3FN bytes) or "fp8_e5m2": quantise on write. key / value
+    float16, bfloat16 or float32; caches int8 ("int8") or uint8 (fp8 bytes); NZ F = 32.
+    For each element, y = fl32(float32(x) / scale) (IEEE float32 division), then
+    int8: clamp(round_half_even(fl32(y + offset)), -128, 127);
+    fp8: the round-to-nearest-even code of clamp(y, -MAX, MAX), MAX 448 (E4M3FN) or 57344 (E5M2).
+k_scale, v_scale : the scales of a quantised mode (required there, None with "auto"):
+    [] or [1] (per tensor), [H] (per head) or [H, D] / [H*D] (per channel); float32, float16
+    or bfloat16; every one finite and > 0. v_scale None when key-only.
+k_offset, v_offset : int8 only, optional (None: 0); the shapes and dtypes of a scale; finite.
 
 Returns
 -------
@@ -57,10 +67,12 @@ wins is not specified.
 )doc";
 
   // key / value [T, H, D] or [T, H*D] with head_num; value and value_cache None: a key-only cache.
-  static const std::array<desc::Param<Args>, 7>& params() {
+  // kv_cache_dtype's accepted names (a MindSpore graph passes the index).
+  static constexpr const char* kKvCacheDtypes[] = {"auto", "int8", "fp8", "fp8_e4m3", "fp8_e5m2", nullptr};
+  static const std::array<desc::Param<Args>, 12>& params() {
     using desc::Access;
     using desc::Kind;
-    static const std::array<desc::Param<Args>, 7> p{{
+    static const std::array<desc::Param<Args>, 12> p{{
         {"key", Kind::kTensor, Access::kRead, false, false, nullptr, &desc::set_field<&Args::key>},
         {"value", Kind::kTensor, Access::kRead, true, false, nullptr, &desc::set_flagged<&Args::value, &Args::has_value>},
         {"key_cache", Kind::kTensor, Access::kWrite, false, false, nullptr, &desc::set_field<&Args::key_cache>},
@@ -69,6 +81,12 @@ wins is not specified.
         {"slot_mapping", Kind::kTensor, Access::kRead, false, false, nullptr, &desc::set_field<&Args::slot_mapping>},
         {"cache_mode", Kind::kInt, Access::kRead, false, false, "0", &set_cache_mode},
         {"head_num", Kind::kInt, Access::kRead, true, false, "None", &desc::set_field<&Args::head_num>},
+        {"kv_cache_dtype", Kind::kString, Access::kRead, false, true, "\"auto\"", &set_kv_cache_dtype,
+         kKvCacheDtypes},
+        {"k_scale", Kind::kTensor, Access::kRead, true, true, "None", &desc::set_field<&Args::k_scale>},
+        {"v_scale", Kind::kTensor, Access::kRead, true, true, "None", &desc::set_field<&Args::v_scale>},
+        {"k_offset", Kind::kTensor, Access::kRead, true, true, "None", &desc::set_field<&Args::k_offset>},
+        {"v_offset", Kind::kTensor, Access::kRead, true, true, "None", &desc::set_field<&Args::v_offset>},
     }};
     return p;
   }
@@ -77,6 +95,7 @@ wins is not specified.
   static void set_cache_mode(Args& a, const desc::Value& v) {
     a.cache_mode = v.i == static_cast<int32_t>(v.i) ? static_cast<int32_t>(v.i) : -1;
   }
+  static void set_kv_cache_dtype(Args& a, const desc::Value& v) { a.kv_cache_dtype = parse_kv_cache_dtype(v.s); }
   static void check_inputs(const Args& a) { validate(a); }
   static void check_attributes(const Args&) {}
   static void run_cpu(const Args& a) { reshape_and_cache::run_cpu(a); }
@@ -86,23 +105,28 @@ wins is not specified.
   // vector-only, with the SyncAll of the check phase
   static constexpr launch::KernelType kKernelType = launch::KernelType::kMixAiv1_0;
 
-  static Prepared prepare(const Args& args) { return validated(args); }
-  static void check_data(const Prepared& a) { check_slots(a); }
+  static Prepared prepare(const Args& args) { return validated_for_kernel(args); }
+  static void check_data(const Prepared& a) { reshape_and_cache::check_data(a); }
   static Tiling tiling(const Prepared& a, const aop_platform& platform) { return reshape_and_cache::tiling(a, platform); }
   static bool nothing_to_launch(const Prepared&, const Tiling& t) { return t.num_tokens == 0; }
   // one check slot per core (common's check protocol), nothing else
   static size_t workspace_bytes(const Tiling& t) { return launch::check_slots_bytes(t.block_dim, kRacCheckWords); }
   static aop::Error kernel_error(const int64_t record[kRacCheckWords]) { return reshape_and_cache::kernel_error(record); }
 
-  // key-only: value / value_cache are null pointers the kernel never touches.
-  static std::array<launch::GmTensor, 5> gm_tensors(const Prepared& a) {
+  // key-only: value / value_cache are null pointers the kernel never touches; so are absent
+  // scales / offsets.
+  static std::array<launch::GmTensor, 9> gm_tensors(const Prepared& a) {
     using launch::GmRole;
     return {launch::gm(a.key, "key", GmRole::kInput),
             a.has_value ? launch::gm(a.value, "value", GmRole::kInput) : launch::gm_absent("value", GmRole::kInput),
             launch::gm(a.key_cache, "key_cache", GmRole::kOutput),
             a.has_value ? launch::gm(a.value_cache, "value_cache", GmRole::kOutput)
                         : launch::gm_absent("value_cache", GmRole::kOutput),
-            launch::gm(a.slot_mapping, "slot_mapping", GmRole::kInput)};
+            launch::gm(a.slot_mapping, "slot_mapping", GmRole::kInput),
+            launch::gm(a.k_scale, "k_scale", GmRole::kInput),
+            launch::gm(a.v_scale, "v_scale", GmRole::kInput),
+            launch::gm(a.k_offset, "k_offset", GmRole::kInput),
+            launch::gm(a.v_offset, "v_offset", GmRole::kInput)};
   }
   // The tiling as `_core.kernel_tiling` shows it.
   static std::vector<std::pair<const char*, int64_t>> tiling_fields(const Tiling& t) {
@@ -121,7 +145,10 @@ wins is not specified.
             {"chunk_elems", t.chunk_elems},
             {"block_size", t.block_size},
             {"has_value", t.has_value},
-            {"cache_mode", t.cache_mode}};
+            {"cache_mode", t.cache_mode},
+            {"quant", t.quant},
+            {"in_dtype", t.in_dtype},
+            {"table_elems", t.table_elems}};
   }
   static auto npu_launch() { return &reshape_and_cache_launch; }
 #ifdef AOP_WITH_EMU

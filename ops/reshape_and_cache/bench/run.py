@@ -175,6 +175,16 @@ def main(argv=None) -> int:
                         "vs smallest"], compiled_step_vs_cache_size(runner)))
     print("target: the same step time for a 4096x larger cache (no copy of the cache per call)")
 
+    import quant  # bench/quant.py: the quantising write (kv_cache_dtype "int8" / "fp8")
+
+    print()
+    _, quant_rows = quant.cpu_table(runner, args.quick)
+    print(format_table(quant.ROW_HEADERS, quant_rows))
+    print("targets: speedup >= 3 at T = 16..256 and 4096; int8 / auto <= 1.5 at T >= 4096")
+    print()
+    print(format_table(quant.EMU_HEADERS, quant.emulator_rows((64,) if args.quick else (64, 1024))))
+    print("targets: GM bytes <= 1.05 x minimum; int8 / unquantized modelled time <= 1.5 (modelled, not run on NPU)")
+
     import npu_sim  # bench/npu_sim.py: the npu path on the simulated Ascend runtime
 
     return bench.finish(OP, results, args.out, mindspore_calls=mindspore_calls, npu_sim_rows=npu_sim.rows,

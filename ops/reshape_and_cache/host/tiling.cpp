@@ -1,6 +1,7 @@
 // Launch tiling of the AscendC kernel: tokens split evenly over the vector cores, rows staged
 // through UB in the largest 32-byte-aligned bursts two buffers allow.
 #include <algorithm>
+#include <optional>
 
 #include "ascend_ops/cache.hpp"
 #include "ascend_ops/hash.hpp"
@@ -12,6 +13,23 @@ namespace {
 
 constexpr int64_t kBurstAlign = 32;
 constexpr int64_t kMaxBursts = 4095;  // DataCopyPad blockCount limit
+
+// The int8 write's UB: the per-channel tables (one per scale / offset given) and the staging of
+// a raw scale, fixed; then per chunk element two input buffers, two int8 output buffers, the
+// float32 work buffer and the float16 step of the float32 -> int8 conversion.
+void quant_chunk(ReshapeAndCacheTiling& t, const aop_platform& platform) {
+  const int64_t row = std::max(t.key_row_elems, t.value_row_elems);
+  t.table_elems = (row + 7) / 8 * 8;
+  int64_t tables = 0;
+  for (int i = 0; i < 4; ++i) tables += t.scale_dtype[i] >= 0 ? 1 : 0;
+  const int64_t fixed = rac_check_ub_bytes(t.block_dim) + (tables + 1) * t.table_elems * 4;
+  const int64_t in_bytes = static_cast<int64_t>(aop_dtype_size(static_cast<aop_dtype>(t.in_dtype)));
+  const int64_t per_elem = kRacBufferNum * (in_bytes + 1) + 4 + 2;
+  int64_t chunk = (platform.ub_bytes - fixed) / per_elem / kBurstAlign * kBurstAlign;
+  chunk = std::min(chunk, (row + kBurstAlign - 1) / kBurstAlign * kBurstAlign);
+  if (t.cache_mode == kCacheNZ) chunk = std::min<int64_t>(chunk, kMaxBursts * kBurstAlign);
+  t.chunk_elems = static_cast<int32_t>(std::max<int64_t>(kBurstAlign, chunk));
+}
 
 ReshapeAndCacheTiling compute(const Args& a, const aop_platform& platform) {
   const TensorView key(a.key);
@@ -29,14 +47,27 @@ ReshapeAndCacheTiling compute(const Args& a, const aop_platform& platform) {
   t.num_slots = t.num_blocks * t.block_size;
   t.has_value = a.has_value ? 1 : 0;
   t.cache_mode = a.cache_mode;
-  t.elem_bytes = static_cast<int32_t>(aop_dtype_size(a.key.dtype));
+  t.elem_bytes = static_cast<int32_t>(aop_dtype_size(a.key_cache.dtype));
   t.slot_bytes = static_cast<int32_t>(aop_dtype_size(a.slot_mapping.dtype));
+  t.quant = quantized(a.kv_cache_dtype) ? 1 : 0;
+  t.in_dtype = a.key.dtype;
+  const std::optional<aop_tensor>* scales[4] = {&a.k_scale, &a.v_scale, &a.k_offset, &a.v_offset};
+  for (int i = 0; i < 4; ++i) {
+    t.scale_dtype[i] = scales[i]->has_value() ? static_cast<int32_t>((*scales[i])->dtype) : -1;
+    t.scale_numel[i] = scales[i]->has_value() ? TensorView(**scales[i]).numel() : 0;
+  }
+  t.key_head_size = key.dim(2);
+  t.value_head_size = a.has_value ? TensorView(a.value).dim(2) : 0;
 
   const int64_t cores = std::max<int64_t>(1, platform.aiv_cores);
   t.block_dim = static_cast<int32_t>(std::clamp<int64_t>(t.num_tokens, 1, cores));
   t.tokens_per_core = static_cast<int32_t>(t.num_tokens / t.block_dim);
   t.cores_with_extra = static_cast<int32_t>(t.num_tokens % t.block_dim);
 
+  if (t.quant != 0) {
+    quant_chunk(t, platform);
+    return t;
+  }
   const int64_t row_bytes = std::max(t.key_row_elems, t.value_row_elems) * t.elem_bytes;
   const int64_t row_bursts = (row_bytes + kBurstAlign - 1) / kBurstAlign * kBurstAlign;
   int64_t buffer_bytes = (platform.ub_bytes - rac_check_ub_bytes(t.block_dim)) / kRacBufferNum / kBurstAlign * kBurstAlign;
@@ -51,7 +82,11 @@ ReshapeAndCacheTiling compute(const Args& a, const aop_platform& platform) {
 
 ReshapeAndCacheTiling tiling(const Args& a, const aop_platform& platform) {
   KeyBuilder key("reshape_and_cache");
-  key.add_int(a.cache_mode).add_bool(a.has_value).add_tensor(TensorView(a.key));
+  key.add_int(a.cache_mode).add_bool(a.has_value).add_int(a.kv_cache_dtype).add_tensor(TensorView(a.key));
+  for (const auto* s : {&a.k_scale, &a.v_scale, &a.k_offset, &a.v_offset}) {
+    key.add_bool(s->has_value());
+    if (s->has_value()) key.add_tensor(TensorView(**s));
+  }
   if (a.has_value) key.add_tensor(TensorView(a.value)).add_tensor(TensorView(a.value_cache));
   key.add_tensor(TensorView(a.key_cache)).add_tensor(TensorView(a.slot_mapping)).add_platform(platform);
   return tiling_cache().get_or_compute_pod<ReshapeAndCacheTiling>(key, [&] { return compute(a, platform); });

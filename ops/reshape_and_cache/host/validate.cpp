@@ -3,16 +3,41 @@
 
 #include "ascend_ops/error.hpp"
 #include "ascend_ops/tensor.hpp"
+#include "host/checks.h"
 #include "host/reshape_and_cache.h"
+#include "host/validate_quant.h"
 
 namespace aop::reshape_and_cache {
+namespace checks {
+
+void expect_contiguous(const char* name, const TensorView& t) {
+  if (!t.is_contiguous()) {
+    fail(AOP_VALUE_ERROR, std::string(name) + " should be contiguous but has shape " +
+                              t.shape_string() + " and strides " + t.strides_string());
+  }
+}
+
+void expect_same_device(const char* name, const aop_tensor& t, const aop_tensor& key) {
+  if (t.device.type != key.device.type || t.device.index != key.device.index) {
+    fail(AOP_VALUE_ERROR, std::string(name) + " should be on the device of key (" +
+                              device_string(key.device) + ") but is on " + device_string(t.device));
+  }
+}
+
+void expect_data(const char* name, const TensorView& t) {
+  if (t.device().type != AOP_DEVICE_META && t.numel() > 0 && t.data() == nullptr) {
+    fail(AOP_VALUE_ERROR, std::string(name) + " has no data");
+  }
+}
+
+}  // namespace checks
 namespace {
 
-constexpr const char* kOp = "reshape_and_cache";
-
-[[noreturn]] void fail(aop_status status, const std::string& what) {
-  throw aop::Error(status, std::string(kOp) + ": " + what);
-}
+using checks::expect_contiguous;
+using checks::expect_data;
+using checks::expect_same_device;
+using checks::fail;
+using checks::kOp;
 
 void expect_dtype(const char* name, const aop_tensor& t, aop_dtype want) {
   if (t.dtype != want) {
@@ -46,26 +71,6 @@ void expect_rows(const char* name, const TensorView& t) {
     fail(AOP_VALUE_ERROR, std::string(name) + " should have contiguous [H, D] rows (strides [>=" +
                               std::to_string(h * d) + ", " + std::to_string(d) + ", 1]) but has strides " +
                               t.strides_string());
-  }
-}
-
-void expect_contiguous(const char* name, const TensorView& t) {
-  if (!t.is_contiguous()) {
-    fail(AOP_VALUE_ERROR, std::string(name) + " should be contiguous but has shape " +
-                              t.shape_string() + " and strides " + t.strides_string());
-  }
-}
-
-void expect_same_device(const char* name, const aop_tensor& t, const aop_tensor& key) {
-  if (t.device.type != key.device.type || t.device.index != key.device.index) {
-    fail(AOP_VALUE_ERROR, std::string(name) + " should be on the device of key (" +
-                              device_string(key.device) + ") but is on " + device_string(t.device));
-  }
-}
-
-void expect_data(const char* name, const TensorView& t) {
-  if (t.device().type != AOP_DEVICE_META && t.numel() > 0 && t.data() == nullptr) {
-    fail(AOP_VALUE_ERROR, std::string(name) + " has no data");
   }
 }
 
@@ -150,17 +155,20 @@ Args validated(const Args& in) {
   const bool nz = in.cache_mode == kCacheNZ;
 
   const aop_dtype dtype = in.key.dtype;
-  if (dtype != AOP_DTYPE_FLOAT16 && dtype != AOP_DTYPE_BFLOAT16 && dtype != AOP_DTYPE_FLOAT32 &&
-      dtype != AOP_DTYPE_INT8) {
+  const bool quant = quantized(in.kv_cache_dtype);
+  if (quant) {
+    expect_quantisable_key(in);
+  } else if (dtype != AOP_DTYPE_FLOAT16 && dtype != AOP_DTYPE_BFLOAT16 && dtype != AOP_DTYPE_FLOAT32 &&
+             dtype != AOP_DTYPE_INT8) {
     fail(AOP_TYPE_ERROR, std::string("key should have dtype float16, bfloat16, float32 or int8 but has ") +
                              aop_dtype_name(dtype));
   }
-  if (nz && dtype == AOP_DTYPE_FLOAT32) {
+  if (nz && dtype == AOP_DTYPE_FLOAT32 && !quant) {  // a quantised cache is 1-byte whatever key is
     fail(AOP_TYPE_ERROR, "cache_mode 1 (NZ) supports key dtypes float16, bfloat16 and int8 but key has float32");
   }
   if (kv) expect_dtype("value", in.value, dtype);
-  expect_dtype("key_cache", in.key_cache, dtype);
-  if (kv) expect_dtype("value_cache", in.value_cache, dtype);
+  expect_cache_dtype("key_cache", in.key_cache, in.kv_cache_dtype, dtype);
+  if (kv) expect_cache_dtype("value_cache", in.value_cache, in.kv_cache_dtype, dtype);
   if (in.slot_mapping.dtype != AOP_DTYPE_INT32 && in.slot_mapping.dtype != AOP_DTYPE_INT64) {
     fail(AOP_TYPE_ERROR, std::string("slot_mapping should have dtype int32 or int64 but has ") +
                              aop_dtype_name(in.slot_mapping.dtype));
@@ -206,10 +214,11 @@ Args validated(const Args& in) {
   } else {
     constexpr const char* kKeyLayout = "[num_blocks, H*Dk/F, block_size, F] (cache_mode 1, NZ)";
     constexpr const char* kValueLayout = "[num_blocks, H*Dv/F, block_size, F] (cache_mode 1, NZ)";
-    const int64_t fractal = nz_fractal(static_cast<int64_t>(aop_dtype_size(dtype)));
-    expect_nz_cache("key_cache", key_cache, heads, dk, "Dk", fractal, dtype, kKeyLayout);
+    const aop_dtype cache_dtype = in.key_cache.dtype;
+    const int64_t fractal = nz_fractal(static_cast<int64_t>(aop_dtype_size(cache_dtype)));
+    expect_nz_cache("key_cache", key_cache, heads, dk, "Dk", fractal, cache_dtype, kKeyLayout);
     if (kv) {
-      expect_nz_cache("value_cache", value_cache, heads, value.dim(2), "Dv", fractal, dtype, kValueLayout);
+      expect_nz_cache("value_cache", value_cache, heads, value.dim(2), "Dv", fractal, cache_dtype, kValueLayout);
       expect_dim("value_cache", value_cache, 0, key_cache.dim(0), kValueLayout, "num_blocks (from key_cache)");
       expect_dim("value_cache", value_cache, 2, key_cache.dim(2), kValueLayout, "block_size (from key_cache)");
     }
@@ -235,6 +244,7 @@ Args validated(const Args& in) {
   expect_data("key_cache", key_cache);
   if (kv) expect_data("value_cache", value_cache);
   expect_data("slot_mapping", slots);
+  expect_scales(a, heads, dk, kv ? value.dim(2) : 0);
   return a;
 }
 
@@ -262,6 +272,7 @@ aop::Error kernel_error(const int64_t record[kRacCheckWords]) {
                                            " slots (num_blocks " + std::to_string(num_blocks) + " * block_size " +
                                            std::to_string(block_size) + ")");
   }
+  if (record[0] == kRacBadScale) return aop::Error(AOP_VALUE_ERROR, op + ": " + bad_scale_message(record));
   return aop::Error(AOP_RUNTIME_ERROR, op + ": internal: unknown kernel error code " + std::to_string(record[0]));
 }
 

@@ -8,11 +8,13 @@
 // any core found a bad slot, and core 0 records the first one in the error record.
 // ND cache: the row lands contiguously at slot * row. NZ (FRACTAL_NZ) cache: the row's 32-byte
 // fractal rows land block_size * 32 bytes apart, written by one strided DataCopyPad per chunk.
+// kv_cache_dtype "int8" (kernel/reshape_and_cache_quant.h): the same structure, with the row
+// converted on the vector unit between the two DMAs.
 // Compiles with CANN's compiler on NPU and with g++ against the AscendC emulator.
 #include "kernel_operator.h"
-#include "aop_kernel/check_slots.h"
-#include "aop_kernel/core_share.h"
 #include "aop_kernel/load_tiling.h"
+#include "kernel/reshape_and_cache_quant.h"
+#include "kernel/reshape_and_cache_slots.h"
 #include "kernel/reshape_and_cache_tiling.h"
 
 namespace {
@@ -30,47 +32,23 @@ class ReshapeAndCacheKernel {
                               GM_ADDR value_cache, GM_ADDR slot_mapping,
                               const ReshapeAndCacheTiling& tiling) {
     tiling_ = tiling;
-    tokens_ = aop_kernel::ThisCoreShare(tiling.tokens_per_core, tiling.cores_with_extra);
-
     key_.SetGlobalBuffer((__gm__ T*)key);
     key_cache_.SetGlobalBuffer((__gm__ T*)key_cache, tiling.num_slots * tiling.key_row_elems);
     if (tiling.has_value != 0) {  // key-only: value and value_cache are absent (null)
       value_.SetGlobalBuffer((__gm__ T*)value);
       value_cache_.SetGlobalBuffer((__gm__ T*)value_cache, tiling.num_slots * tiling.value_row_elems);
     }
-    slots_.SetGlobalBuffer((__gm__ S*)slot_mapping, tiling.num_tokens);
     pipe_.InitBuffer(queue_, BUFFER_NUM, tiling.chunk_elems * sizeof(T));
-    pipe_.InitBuffer(check_buf_, aop_kernel::check::UbBytes(tiling.block_dim));
-    pipe_.InitBuffer(slot_buf_, static_cast<uint32_t>(kRacSlotChunk * sizeof(S)));
-    slot_chunk_ = slot_buf_.template Get<S>();
+    slots_.Init(pipe_, slot_mapping, tiling_);
   }
 
-  // The check phase: true when no core found a bad slot. Reads slot_mapping only, into UB, where
-  // Process finds it again (a core's tokens usually fit one chunk of slots).
-  __aicore__ inline bool Check(GM_ADDR workspace, GM_ADDR error_record) {
-    const int64_t core = AscendC::GetBlockIdx();
-    int64_t record[aop_kernel::check::kWords] = {kRacOk, 0, 0, 0, 0, 0, 0, 0};
-    for (int64_t t = tokens_.begin; t < tokens_.end; ++t) {
-      const int64_t slot = Slot(t);
-      if (slot >= tiling_.num_slots) {  // the first bad slot of this core's tokens
-        record[0] = kRacSlotOutOfRange;
-        record[1] = t;
-        record[2] = slot;
-        record[4] = tiling_.num_blocks;
-        record[5] = tiling_.block_size;
-        break;
-      }
-    }
-    const AscendC::LocalTensor<int64_t> slots_ub = check_buf_.template Get<int64_t>();
-    const int64_t bad = aop_kernel::check::Exchange(pipe_, workspace, core, tiling_.block_dim, record, slots_ub);
-    if (bad < 0) return true;
-    if (core == 0) aop_kernel::check::Record(error_record, slots_ub, bad);
-    return false;
+  __aicore__ inline bool Check(GM_ADDR workspace, GM_ADDR error_record, int64_t* record) {
+    return slots_.Check(workspace, error_record, record);
   }
 
   __aicore__ inline void Process() {
-    for (int64_t t = tokens_.begin; t < tokens_.end; ++t) {
-      const int64_t slot = Slot(t);
+    for (int64_t t = slots_.Tokens().begin; t < slots_.Tokens().end; ++t) {
+      const int64_t slot = slots_.Slot(t);
       if (slot < 0) continue;  // padding token
       CopyRow(key_[t * tiling_.key_token_stride], key_cache_, slot, tiling_.key_row_elems);
       if (tiling_.has_value != 0) {
@@ -80,25 +58,6 @@ class ReshapeAndCacheKernel {
   }
 
  private:
-  // slot_mapping[t] for one of this core's tokens, from the chunk of slots in UB (loaded by one
-  // DMA when t is outside it): one scalar GM read per token would cost a data-cache miss each.
-  __aicore__ inline int64_t Slot(int64_t t) {
-    if (t < chunk_begin_ || t >= chunk_end_) LoadSlots(t);
-    return static_cast<int64_t>(slot_chunk_.GetValue(static_cast<uint32_t>(t - chunk_begin_)));
-  }
-
-  __aicore__ inline void LoadSlots(int64_t t) {
-    if (chunk_end_ > chunk_begin_) aop_kernel::check::Sync<AscendC::HardEvent::S_MTE2>(pipe_);  // the old chunk was read
-    const int64_t left = tokens_.end - t;
-    const int64_t count = left < kRacSlotChunk ? left : kRacSlotChunk;
-    AscendC::DataCopyExtParams params{1, static_cast<uint32_t>(count * sizeof(S)), 0, 0, 0};
-    AscendC::DataCopyPadExtParams<S> pad{false, 0, 0, 0};
-    AscendC::DataCopyPad(slot_chunk_, slots_[t], params, pad);
-    aop_kernel::check::Sync<AscendC::HardEvent::MTE2_S>(pipe_);
-    chunk_begin_ = t;
-    chunk_end_ = t + count;
-  }
-
   // One token's row of `elems` elements into `cache` at `slot`, in chunks through UB.
   __aicore__ inline void CopyRow(const AscendC::GlobalTensor<T>& src, const AscendC::GlobalTensor<T>& cache,
                                  int64_t slot, int64_t elems) {
@@ -150,15 +109,9 @@ class ReshapeAndCacheKernel {
   AscendC::TPipe pipe_;
   // A bound VECIN -> VECOUT queue: MTE2 fills a buffer, MTE3 drains it, no vector work.
   AscendC::TQueBind<AscendC::TPosition::VECIN, AscendC::TPosition::VECOUT, QUEUE_DEPTH> queue_;
-  AscendC::TBuf<AscendC::TPosition::VECCALC> check_buf_;  // the check slots (aop_kernel::check)
-  AscendC::TBuf<AscendC::TPosition::VECCALC> slot_buf_;   // a chunk of this core's slot_mapping
   AscendC::GlobalTensor<T> key_, value_, key_cache_, value_cache_;
-  AscendC::GlobalTensor<S> slots_;
-  AscendC::LocalTensor<S> slot_chunk_;
-  int64_t chunk_begin_ = 0;  // slot_chunk_ holds slot_mapping[chunk_begin_, chunk_end_)
-  int64_t chunk_end_ = 0;
   ReshapeAndCacheTiling tiling_;
-  aop_kernel::CoreShare tokens_{0, 0};  // the tokens this core writes
+  RacSlots<S> slots_;
 };
 
 template <typename T, typename S>
@@ -167,13 +120,50 @@ __aicore__ inline void Run(GM_ADDR key, GM_ADDR value, GM_ADDR key_cache, GM_ADD
                            const ReshapeAndCacheTiling& tiling) {
   ReshapeAndCacheKernel<T, S> op;
   op.Init(key, value, key_cache, value_cache, slot_mapping, tiling);
-  if (op.Check(workspace, error_record)) op.Process();
+  int64_t record[aop_kernel::check::kWords] = {kRacOk, 0, 0, 0, 0, 0, 0, 0};
+  if (op.Check(workspace, error_record, record)) op.Process();
+}
+
+// The int8 write: the copy kernel's slots and check, the quantising rows of QuantRows.
+template <typename TIn, typename S>
+__aicore__ inline void RunQuant(GM_ADDR key, GM_ADDR value, GM_ADDR key_cache, GM_ADDR value_cache,
+                                GM_ADDR slot_mapping, GM_ADDR scales[4], GM_ADDR workspace, GM_ADDR error_record,
+                                const ReshapeAndCacheTiling& tiling) {
+  AscendC::TPipe pipe;
+  ReshapeAndCacheQuant<TIn, S> op;
+  op.Init(pipe, key, value, key_cache, value_cache, slot_mapping, scales, tiling);
+  int64_t record[aop_kernel::check::kWords] = {kRacOk, 0, 0, 0, 0, 0, 0, 0};
+  if (AscendC::GetBlockIdx() == 0) op.CheckScales(record);  // core 0's verdict: scales before its slots
+  if (op.Check(workspace, error_record, record)) op.Process();
+}
+
+template <typename S>
+__aicore__ inline void RunQuantForSlot(GM_ADDR key, GM_ADDR value, GM_ADDR key_cache, GM_ADDR value_cache,
+                                       GM_ADDR slot_mapping, GM_ADDR scales[4], GM_ADDR workspace,
+                                       GM_ADDR error_record, const ReshapeAndCacheTiling& tiling) {
+  switch (tiling.in_dtype) {
+    case kRacFloat16:
+      RunQuant<half, S>(key, value, key_cache, value_cache, slot_mapping, scales, workspace, error_record, tiling);
+      break;
+    case kRacBfloat16:
+      RunQuant<bfloat16_t, S>(key, value, key_cache, value_cache, slot_mapping, scales, workspace, error_record,
+                              tiling);
+      break;
+    case kRacFloat32:
+      RunQuant<float, S>(key, value, key_cache, value_cache, slot_mapping, scales, workspace, error_record, tiling);
+      break;
+    default: break;  // unreachable: host validation admits only these
+  }
 }
 
 template <typename S>
 __aicore__ inline void RunForSlot(GM_ADDR key, GM_ADDR value, GM_ADDR key_cache,
-                                  GM_ADDR value_cache, GM_ADDR slot_mapping, GM_ADDR workspace,
+                                  GM_ADDR value_cache, GM_ADDR slot_mapping, GM_ADDR scales[4], GM_ADDR workspace,
                                   GM_ADDR error_record, const ReshapeAndCacheTiling& tiling) {
+  if (tiling.quant != 0) {
+    RunQuantForSlot<S>(key, value, key_cache, value_cache, slot_mapping, scales, workspace, error_record, tiling);
+    return;
+  }
   switch (tiling.elem_bytes) {
     case 1: Run<int8_t, S>(key, value, key_cache, value_cache, slot_mapping, workspace, error_record, tiling); break;
     case 2: Run<int16_t, S>(key, value, key_cache, value_cache, slot_mapping, workspace, error_record, tiling); break;
@@ -189,20 +179,23 @@ __aicore__ inline void RunForSlot(GM_ADDR key, GM_ADDR value, GM_ADDR key_cache,
 // key_cache:    ND [num_blocks, block_size, H, Dk] / NZ [num_blocks, H*Dk/F, block_size, F]
 // value_cache:  the same with Dv
 // slot_mapping: [T'] int32 or int64                     tiling: ReshapeAndCacheTiling
+// k_scale, v_scale, k_offset, v_offset: kv_cache_dtype "int8" only ([], [1], [H], [H*D] float32,
+//               float16 or bfloat16), null otherwise (and offsets when not given)
 // workspace:    [block_dim] 64-byte check slots (any content)
 // error_record: 64 bytes, 8 int64 (kernel/reshape_and_cache_tiling.h), written only on an error
 extern "C" __global__ __aicore__ void reshape_and_cache_kernel(
-    GM_ADDR key, GM_ADDR value, GM_ADDR key_cache, GM_ADDR value_cache, GM_ADDR slot_mapping,
-    GM_ADDR workspace, GM_ADDR error_record, GM_ADDR tiling_gm) {
+    GM_ADDR key, GM_ADDR value, GM_ADDR key_cache, GM_ADDR value_cache, GM_ADDR slot_mapping, GM_ADDR k_scale,
+    GM_ADDR v_scale, GM_ADDR k_offset, GM_ADDR v_offset, GM_ADDR workspace, GM_ADDR error_record, GM_ADDR tiling_gm) {
   // Vector cores only (DataCopyPad and scalar work, no cube API), launched as MIX_AIV_1_0 on
   // block_dim AIV cores (GetBlockIdx() in [0, block_dim)): the check phase's hardware SyncAll
   // needs the cross-core scheduler, which an AIV_ONLY launch does not start.
   KERNEL_TASK_TYPE_DEFAULT(KERNEL_TYPE_MIX_AIV_1_0);
   const ReshapeAndCacheTiling tiling = aop_kernel::LoadTiling<ReshapeAndCacheTiling>(tiling_gm);
+  GM_ADDR scales[4] = {k_scale, v_scale, k_offset, v_offset};
   if (tiling.slot_bytes == 8) {
-    RunForSlot<int64_t>(key, value, key_cache, value_cache, slot_mapping, workspace, error_record, tiling);
+    RunForSlot<int64_t>(key, value, key_cache, value_cache, slot_mapping, scales, workspace, error_record, tiling);
   } else {
-    RunForSlot<int32_t>(key, value, key_cache, value_cache, slot_mapping, workspace, error_record, tiling);
+    RunForSlot<int32_t>(key, value, key_cache, value_cache, slot_mapping, scales, workspace, error_record, tiling);
   }
 }
 
@@ -215,8 +208,10 @@ extern "C" __global__ __aicore__ void reshape_and_cache_kernel(
 
 extern "C" void reshape_and_cache_launch(uint32_t block_dim, void* stream, uint8_t* key, uint8_t* value,
                                          uint8_t* key_cache, uint8_t* value_cache, uint8_t* slot_mapping,
+                                         uint8_t* k_scale, uint8_t* v_scale, uint8_t* k_offset, uint8_t* v_offset,
                                          uint8_t* workspace, uint8_t* error_record, uint8_t* tiling) {
   reshape_and_cache_kernel<<<block_dim, nullptr, stream>>>(key, value, key_cache, value_cache, slot_mapping,
-                                                           workspace, error_record, tiling);
+                                                           k_scale, v_scale, k_offset, v_offset, workspace,
+                                                           error_record, tiling);
 }
 #endif  // ASCENDC_CPU_DEBUG

@@ -20,7 +20,20 @@ struct ReshapeAndCacheTiling {
   int32_t has_value;         // 0: key-only (value / value_cache absent, never touched)
   int32_t cache_mode;        // 0: ND [num_blocks, block_size, H, D]; 1: NZ [num_blocks, H*D/F, block_size, F]
   int64_t num_blocks;        // for the check's error record (num_slots / block_size, also when block_size is 0)
+  // The int8 quantising write (kv_cache_dtype "int8"); elem_bytes is then the cache's (1).
+  int32_t quant;             // 0: a bit copy; 1: int8 codes of key / value (float16, bfloat16, float32)
+  int32_t in_dtype;          // aop_dtype of key / value when quant (0 float16, 1 bfloat16, 2 float32)
+  // k_scale, v_scale, k_offset, v_offset: aop_dtype (-1: absent) and element count (1, H or H*D)
+  int32_t scale_dtype[4];
+  int64_t scale_numel[4];
+  int64_t table_elems;       // UB floats of one per-channel table: max(H*Dk, H*Dv) rounded up to 8
+  int64_t key_head_size;     // Dk, Dv: a per-head scale covers this many elements of the row
+  int64_t value_head_size;
 };
+// in_dtype / scale_dtype values (aop_dtype's numbering, which the kernel does not include).
+constexpr int32_t kRacFloat16 = 0, kRacBfloat16 = 1, kRacFloat32 = 2;
+// The quantising kernel's limit: per-channel tables of H*D floats live in UB for the whole launch.
+constexpr int64_t kRacQuantMaxRowElems = 4096;
 
 // The in-kernel data checks (all or nothing; shared by the kernel and host/validate.cpp). Every
 // core checks its tokens, writes a 64-byte check slot in the workspace (8 int64 words, the layout
@@ -39,4 +52,7 @@ enum ReshapeAndCacheError : int64_t {
   kRacOk = 0,
   // slot_mapping[t] >= num_slots: [1] t, [2] slot, [4] num_blocks, [5] block_size
   kRacSlotOutOfRange = 0x101,
+  // a scale not finite and > 0, or an offset not finite: [1] flat index, [2] its bits (in its own
+  // dtype), [3] which: 0 k_scale, 1 v_scale, 2 k_offset, 3 v_offset, [4] its aop_dtype
+  kRacBadScale = 0x102,
 };

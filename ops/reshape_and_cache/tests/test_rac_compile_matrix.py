@@ -81,3 +81,38 @@ def test_compiled_graph_copies_no_cache(layout):
     kv, args = steps()[0]
     cm.assert_no_copies(lambda kv, *a: call(cm.views(kv, layout.how), *a), kv, *args,
                         op="reshape_and_cache")
+
+
+# --- kv_cache_dtype "int8" / "fp8": the quantising write under the same matrix ---------------
+K_SCALE = torch.tensor([0.02, 0.03], dtype=torch.float32)  # per head
+V_SCALE = torch.full((H, D), 0.025, dtype=torch.bfloat16)  # per channel, bfloat16
+V_OFFSET = torch.tensor([3.0], dtype=torch.float16)        # per tensor
+
+
+def call_int8(caches, key, value, slots):
+    torch.ops.ascend_ops.reshape_and_cache(key, value, caches[0], caches[1], slots, kv_cache_dtype="int8",
+                                           k_scale=K_SCALE, v_scale=V_SCALE, v_offset=V_OFFSET)
+
+
+def call_fp8(caches, key, value, slots):
+    torch.ops.ascend_ops.reshape_and_cache(key, value, caches[0], caches[1], slots, kv_cache_dtype="fp8_e5m2",
+                                           k_scale=K_SCALE, v_scale=V_SCALE)
+
+
+def quant_steps(dtype, cache_dtype):
+    """steps() with 8-bit caches of random bytes (what they hold before the write)."""
+    out = []
+    for kv, args in steps(dtype):
+        out.append((torch.randint(-128 if cache_dtype == torch.int8 else 0, 128 if cache_dtype == torch.int8 else 256,
+                                  kv.shape, generator=torch.Generator().manual_seed(1), dtype=cache_dtype), args))
+    return out
+
+
+@pytest.mark.parametrize("backend,mode,layout", CASES, ids=[f"{b}-{m}-{lay.name}" for b, m, lay in CASES])
+def test_compiled_int8_write_equals_eager(backend, mode, layout):
+    cm.run_case(call_int8, quant_steps(torch.bfloat16, torch.int8), backend, mode, layout)
+
+
+@pytest.mark.parametrize("layout", [cm.LAYOUTS[0], cm.LAYOUTS[2], cm.LAYOUTS[6]], ids=lambda lay: lay.name)
+def test_compiled_fp8_write_equals_eager(layout):
+    cm.run_case(call_fp8, quant_steps(torch.float16, torch.uint8), "inductor", "dynamic", layout)

@@ -110,15 +110,71 @@ FAULTS = [
 ]
 
 
+# --- the quantising modes (kv_cache_dtype != "auto"): their own faults -----------------------
+QUANT_CACHE = {"int8": np.int8, "fp8": np.uint8, "fp8_e4m3": np.uint8, "fp8_e5m2": np.uint8}
+
+
+def _scale_value(value):
+    def mutate(c, rng):
+        name = ("k_scale", "v_scale")[int(rng.integers(2))] if "v_scale" in c else "k_scale"
+        scale = c[name].copy()
+        scale.reshape(-1)[int(rng.integers(scale.size))] = value
+        c[name] = scale
+    return mutate
+
+
+def _scale_shape(c, rng):
+    """size + H*Dk + 1 is neither 1, H nor H*Dk for any of the valid sizes 1, H, H*Dk."""
+    row = int(np.prod(c["key"].shape[1:]))
+    c["k_scale"] = np.ones(c["k_scale"].size + row + 1, np.float32)
+
+
+QUANT_FAULTS = [
+    ("scale zero", ValueError, always, _scale_value(0.0)),
+    ("scale negative", ValueError, always, _scale_value(-2.0)),
+    ("scale nan", ValueError, always, _scale_value(np.nan)),
+    ("scale inf", ValueError, always, _scale_value(np.inf)),
+    ("scale shape", ValueError, always, _scale_shape),
+    ("scale dtype", TypeError, always, lambda c, rng: c.update(k_scale=c["k_scale"].astype(np.float64))),
+    ("offset nan", ValueError, lambda c: "k_offset" in c,
+     lambda c, rng: c.update(k_offset=np.full_like(c["k_offset"], np.nan))),
+    ("quantised cache dtype", TypeError, always,
+     lambda c, rng: c.update(key_cache=c["key_cache"].view(np.uint8 if c["key_cache"].dtype == np.int8 else np.int8))),
+]
+SCALE_NAMES = ("k_scale", "v_scale", "k_offset", "v_offset")
+
+
+def finite_rows(shape, dtype, rng, scale):
+    """No NaN (outside the quantising contract); float16 overflows to +-inf, which saturates. As
+    the dtype's bits for bfloat16 (uint16)."""
+    x = (rng.standard_normal(shape) * scale).astype(np.float32)
+    if dtype == np.uint16:
+        return (x.view(np.uint32) >> 16).astype(np.uint16)
+    with np.errstate(over="ignore"):
+        return x.astype(dtype)
+
+
+def scale_of(rng, heads, d, offset=False):
+    shape = [(), (1,), (heads,), (heads, d), (heads * d,)][int(rng.integers(5))]
+    values = rng.uniform(-8, 8, shape) if offset else np.exp(rng.uniform(-6, 2, shape))
+    return np.asarray(values, np.float32)
+
+
 @st.composite
 def cases(draw):
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     door = draw(st.sampled_from(DOORS))
     form = draw(st.sampled_from(FORMS))
     nz = "nz" in form
-    dtype = draw(st.sampled_from(sorted(d for d in NUMPY_DTYPES if not (nz and d == "float32"))))
+    # a quantising mode: int8 on every door, fp8 where it runs (not the emulator's kernel)
+    modes = ["auto", "auto", "int8"] + ([] if door == "numpy-emu" else ["fp8", "fp8_e5m2"])
+    mode = draw(st.sampled_from(modes))
+    quant = mode != "auto"
+    dtype = draw(st.sampled_from(sorted(d for d in NUMPY_DTYPES if not (nz and d == "float32" and not quant)
+                                        and not (quant and d == "int8"))))
     nd = NUMPY_DTYPES[dtype]
-    fractal = 32 // np.dtype(nd).itemsize
+    cache_nd = QUANT_CACHE[mode] if quant else nd
+    fractal = 32 // np.dtype(cache_nd).itemsize
     block_size = draw(st.sampled_from([1, 3, 16, 32]))
     num_blocks = draw(st.integers(1, 6))
     slots_total = num_blocks * block_size
@@ -133,21 +189,27 @@ def cases(draw):
     # (the op README), so not on "numpy-emu".
     slots = np.resize(rng.permutation(slots_total), written)  # repeats past slots_total ...
     pad = rng.random(written) < draw(st.sampled_from([0.0, 0.2, 0.9]))
-    pad[slots_total:] |= door == "numpy-emu"  # ... which are padding on the emulator
+    # ... which are padding on the emulator, and in a quantising mode (the duplicate-winner check
+    # compares the cache with the token's own bytes)
+    pad[slots_total:] |= door == "numpy-emu" or quant
     negatives = np.array([-1, -7, np.iinfo(slot_dtype).min, -(2**40)])
     if slot_dtype == np.int32:
         negatives = negatives[:3]
     slots = np.where(pad, negatives[rng.integers(len(negatives), size=written)], slots).astype(slot_dtype)
-    if door != "numpy-emu" and draw(st.booleans()) and written >= 2:
+    if door != "numpy-emu" and not quant and draw(st.booleans()) and written >= 2:
         slots[-1] = slots[0]
     flat = "head_num" in form
 
+    spread = float(draw(st.sampled_from([1.0, 100.0, 1e5])))
+
     def rows(d, pad):
-        return guarded((tokens, heads * d) if flat else (tokens, heads, d), nd, rng, row_pad=pad)
+        shape = (tokens, heads * d) if flat else (tokens, heads, d)
+        values = finite_rows(shape, nd, rng, spread) if quant else None
+        return guarded(shape, nd, rng, row_pad=pad, values=values)
 
     def cache(d):
         shape = (num_blocks, heads * d // fractal, block_size, fractal) if nz else (num_blocks, block_size, heads, d)
-        return guarded(shape, nd, rng)
+        return guarded(shape, cache_nd, rng)
 
     case = {"key": rows(dk, draw(st.sampled_from([0, 1, 13])))}
     if "key_only" not in form:
@@ -157,8 +219,18 @@ def cases(draw):
         case["value_cache"] = cache(dv)
     case["slot_mapping"] = guarded((written,), slot_dtype, rng, values=slots)
     attrs = {"cache_mode": 1 if nz else 0, "head_num": heads if flat else None}
+    if quant:
+        attrs["kv_cache_dtype"] = mode
+        case["k_scale"] = scale_of(rng, heads, dk)
+        if "key_only" not in form:
+            case["v_scale"] = scale_of(rng, heads, dv)
+        if mode == "int8" and draw(st.booleans()):
+            case["k_offset"] = scale_of(rng, heads, dk, offset=True)
+            if "key_only" not in form:
+                case["v_offset"] = scale_of(rng, heads, dv, offset=True)
     faults = []
-    for name, error, applies, mutate in draw(st.lists(st.sampled_from(FAULTS), min_size=1, max_size=2, unique_by=id)) \
+    pool = FAULTS + QUANT_FAULTS if quant else FAULTS
+    for name, error, applies, mutate in draw(st.lists(st.sampled_from(pool), min_size=1, max_size=2, unique_by=id)) \
             if draw(st.booleans()) else []:
         if applies(case):
             with np.errstate(all="ignore"):  # casts of NaN bit patterns
@@ -176,7 +248,7 @@ def golden(case, attrs, roots):
     spec leaves open which of their tokens wins): {slot: [tokens]}."""
     want_key, want_value = reference.reshape_and_cache(
         case["key"], case.get("value"), case["key_cache"], case.get("value_cache"), case["slot_mapping"],
-        **attrs)
+        **attrs, **{n: case[n] for n in SCALE_NAMES if n in case})
     tokens_of = {}
     for t, s in enumerate(case["slot_mapping"].tolist()):
         if s >= 0:
@@ -208,10 +280,13 @@ def accept_any_duplicate_winner(case, attrs, roots, expected, duplicates):
 def call_for(door, dtype, case, attrs):
     names = ("key", "value", "key_cache", "value_cache", "slot_mapping")
     if door == "torch-cpu":
-        args = [to_torch(case[n], bfloat16=dtype == "bfloat16") if n in case else None for n in names]
-        return lambda: reshape_and_cache(*args, **attrs)
+        args = [to_torch(case[n], bfloat16=dtype == "bfloat16" and case[n].dtype == np.uint16) if n in case else None
+                for n in names]
+        scales = {n: to_torch(case[n]) for n in SCALE_NAMES if n in case}
+        return lambda: reshape_and_cache(*args, **attrs, **scales)
     backend = door.split("-")[1]
-    return lambda: reshape_and_cache(*(case.get(n) for n in names), **attrs, backend=backend,
+    scales = {n: case[n] for n in SCALE_NAMES if n in case}
+    return lambda: reshape_and_cache(*(case.get(n) for n in names), **attrs, **scales, backend=backend,
                                      dtype="bfloat16" if dtype == "bfloat16" else None)
 
 

@@ -200,10 +200,9 @@ class _CacheWriter(nn.Cell):
         super().__init__()
         self.key_cache = Parameter(key_cache, name="key_cache")
         self.value_cache = Parameter(value_cache, name="value_cache")
-        self.reshape_and_cache = rac_ms.ReshapeAndCache()
 
     def construct(self, key, value, slots):
-        self.reshape_and_cache(key, value, self.key_cache, self.value_cache, slots)
+        rac_ms.reshape_and_cache(key, value, self.key_cache, self.value_cache, slots)
         return self.key_cache.astype(ms.float32)
 
 

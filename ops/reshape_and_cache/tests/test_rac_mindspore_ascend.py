@@ -23,5 +23,7 @@ def test_key_only_calls_the_generated_primitive_with_placeholders(on_ascend, mon
     key_cache = Parameter(Tensor(np.zeros((2, 4, 1, 16), np.float16)), name="kc")
     slots = Tensor(np.array([0, 5], np.int32))
     assert rac_ms.reshape_and_cache(key, None, key_cache, None, slots, 1, 1) == "out"
-    # cache_mode 1, head_num 1; present: key, key_cache, slot_mapping are required, head_num (bit 6) given
-    assert calls == [(key, rac_ms.ABSENT, key_cache, rac_ms.ABSENT, slots, 1, 1, 0b1000000)]
+    # cache_mode 1, head_num 1, kv_cache_dtype "auto" (code 0), no scales; present: key, key_cache,
+    # slot_mapping are required, head_num (bit 6) given
+    absent = rac_ms.ABSENT
+    assert calls == [(key, absent, key_cache, absent, slots, 1, 1, 0, absent, absent, absent, absent, 0b1000000)]

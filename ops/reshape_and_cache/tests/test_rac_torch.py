@@ -30,7 +30,9 @@ from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 OP = torch.ops.ascend_ops.reshape_and_cache.default
 SCHEMA = (
     "ascend_ops::reshape_and_cache(Tensor key, Tensor? value, Tensor(a!) key_cache, "
-    "Tensor(b!)? value_cache, Tensor slot_mapping, int cache_mode=0, int? head_num=None) -> ()"
+    "Tensor(b!)? value_cache, Tensor slot_mapping, int cache_mode=0, int? head_num=None, *, "
+    "str kv_cache_dtype=\"auto\", Tensor? k_scale=None, Tensor? v_scale=None, Tensor? k_offset=None, "
+    "Tensor? v_offset=None) -> ()"
 )
 
 DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.int8]

@@ -1,0 +1,243 @@
+// The int8 write of reshape_and_cache (kv_cache_dtype "int8") on the vector unit of Atlas A2 / A3:
+//   x (float16 / bfloat16 -> float32: Cast CAST_NONE, exact; float32 as is)
+//   y = Div(x, scale)                          float32 division by the per-channel scale
+//   y = Add(y, offset)                         when k_offset / v_offset is given
+//   y = Mins(Maxs(y, -128), 127)               clamp first (clamp and round commute: integer bounds)
+//   r = Cast<int16_t, float>(y, CAST_RINT)     round to an integer, half to even
+//   h = Cast<half, int16_t>(r, CAST_NONE)      exact: an integer in [-128, 127]
+//   q = Cast<int8_t, half>(h, CAST_NONE)       exact: an integer in range
+// A2 has no direct float -> int8 Cast (Cast.md, the Atlas A2 table), and float -> half -> int8
+// would round twice (a half holds y only to 1/16 at |y| >= 64). float -> float CAST_RINT (which
+// rounds to an integral float on the device, the Floor API's v220 implementation) is avoided:
+// the emulator models it as a rounding to float precision, which would hide the step.
+// Div is not documented as correctly rounded: the contract's tolerance admits the other
+// neighbour at a rounding boundary.
+// The scales / offsets come into UB once per core as per-channel float32 tables (H*D floats);
+// core 0 checks their values (every scale finite and > 0, every offset finite) before the
+// slots, on their raw bits, so the first error is the host's (host/validate_quant.cpp).
+#pragma once
+#include "kernel_operator.h"
+#include "aop_kernel/check_slots.h"
+#include "kernel/reshape_and_cache_slots.h"
+#include "kernel/reshape_and_cache_tiling.h"
+
+// Orders dependent vector instructions (explicit, not left to the compiler's auto-sync).
+__aicore__ inline void RacVecBarrier() {
+  using namespace AscendC;  // pipe_t (PIPE_V) is global with CANN, in AscendC in the emulator
+  PipeBarrier<PIPE_V>();
+}
+
+template <typename TIn, typename S>
+class ReshapeAndCacheQuant {
+ public:
+  __aicore__ inline void Init(AscendC::TPipe& pipe, GM_ADDR key, GM_ADDR value, GM_ADDR key_cache,
+                              GM_ADDR value_cache, GM_ADDR slot_mapping, GM_ADDR scales[4],
+                              const ReshapeAndCacheTiling& tiling) {
+    pipe_ = &pipe;
+    tiling_ = tiling;
+    key_.SetGlobalBuffer((__gm__ TIn*)key);
+    key_cache_.SetGlobalBuffer((__gm__ int8_t*)key_cache, tiling.num_slots * tiling.key_row_elems);
+    if (tiling.has_value != 0) {
+      value_.SetGlobalBuffer((__gm__ TIn*)value);
+      value_cache_.SetGlobalBuffer((__gm__ int8_t*)value_cache, tiling.num_slots * tiling.value_row_elems);
+    }
+    const uint32_t chunk = static_cast<uint32_t>(tiling.chunk_elems);
+    pipe.InitBuffer(in_queue_, kRacBufferNum, chunk * static_cast<uint32_t>(sizeof(TIn)));
+    pipe.InitBuffer(out_queue_, kRacBufferNum, chunk);
+    pipe.InitBuffer(work_buf_, chunk * 4);
+    pipe.InitBuffer(half_buf_, chunk * 2);
+    const uint32_t table_bytes = static_cast<uint32_t>(tiling.table_elems * 4);
+    pipe.InitBuffer(raw_buf_, table_bytes);
+    for (int32_t i = 0; i < 4; ++i) {
+      scales_[i] = scales[i];
+      if (tiling.scale_dtype[i] >= 0) pipe.InitBuffer(table_buf_[i], table_bytes);
+    }
+    slots_.Init(pipe, slot_mapping, tiling_);
+    for (int32_t i = 0; i < 4; ++i) {
+      if (tiling.scale_dtype[i] >= 0) LoadTable(i);
+    }
+  }
+
+  // Core 0's part of the check: the first bad scale / offset (k_scale, v_scale, k_offset,
+  // v_offset in turn), from its raw bits in GM by one DMA each. Integer tests only.
+  __aicore__ inline void CheckScales(int64_t* record) {
+    for (int32_t which = 0; which < 4 && record[0] == kRacOk; ++which) {
+      const int32_t dtype = tiling_.scale_dtype[which];
+      if (dtype < 0) continue;
+      const int64_t n = tiling_.scale_numel[which];
+      LoadRaw(which);
+      aop_kernel::check::Sync<AscendC::HardEvent::MTE2_S>(*pipe_);
+      for (int64_t i = 0; i < n; ++i) {
+        uint32_t bits, exp_mask, sign_mask;
+        if (dtype == kRacFloat32) {
+          bits = raw_buf_.template Get<uint32_t>().GetValue(static_cast<uint32_t>(i));
+          exp_mask = 0x7f800000u;
+          sign_mask = 0x80000000u;
+        } else {
+          bits = raw_buf_.template Get<uint16_t>().GetValue(static_cast<uint32_t>(i));
+          exp_mask = dtype == kRacFloat16 ? 0x7c00u : 0x7f80u;
+          sign_mask = 0x8000u;
+        }
+        const bool finite = (bits & exp_mask) != exp_mask;
+        const bool positive = (bits & sign_mask) == 0 && (bits & ~sign_mask) != 0;
+        if (!finite || (which < 2 && !positive)) {
+          record[0] = kRacBadScale;
+          record[1] = i;
+          record[2] = static_cast<int64_t>(bits);
+          record[3] = which;
+          record[4] = dtype;
+          break;
+        }
+      }
+      aop_kernel::check::Sync<AscendC::HardEvent::S_MTE2>(*pipe_);  // raw_buf_ is read before its next load
+    }
+  }
+
+  __aicore__ inline bool Check(GM_ADDR workspace, GM_ADDR error_record, int64_t* record) {
+    return slots_.Check(workspace, error_record, record);
+  }
+
+  __aicore__ inline void Process() {
+    const bool kv = tiling_.has_value != 0;
+    for (int64_t t = slots_.Tokens().begin; t < slots_.Tokens().end; ++t) {
+      const int64_t slot = slots_.Slot(t);
+      if (slot < 0) continue;  // padding token
+      QuantRow(key_[t * tiling_.key_token_stride], key_cache_, slot, tiling_.key_row_elems, 0, 2);
+      if (kv) QuantRow(value_[t * tiling_.value_token_stride], value_cache_, slot, tiling_.value_row_elems, 1, 3);
+    }
+  }
+
+ private:
+  // The raw scale / offset `which` into raw_buf_ (its own dtype, scale_numel elements).
+  __aicore__ inline void LoadRaw(int32_t which) {
+    const int32_t dtype = tiling_.scale_dtype[which];
+    const uint32_t bytes = static_cast<uint32_t>(tiling_.scale_numel[which] * (dtype == kRacFloat32 ? 4 : 2));
+    AscendC::GlobalTensor<uint8_t> gm;
+    gm.SetGlobalBuffer((__gm__ uint8_t*)scales_[which], bytes);
+    AscendC::DataCopyExtParams params{1, bytes, 0, 0, 0};
+    AscendC::DataCopyPadExtParams<uint8_t> pad{false, 0, 0, 0};
+    AscendC::DataCopyPad(raw_buf_.template Get<uint8_t>(), gm, params, pad);
+  }
+
+  // Table `which` (per channel, float32, the row of key for 0 / 2, of value for 1 / 3): the raw
+  // values as float32 (Cast CAST_NONE from float16 / bfloat16: exact), then widened from one
+  // value (per tensor: Duplicate) or H values (per head: scalar, last element first so the H
+  // values at the front are read before they are overwritten).
+  __aicore__ inline void LoadTable(int32_t which) {
+    const int32_t dtype = tiling_.scale_dtype[which];
+    const int64_t n = tiling_.scale_numel[which];
+    const bool key_side = which == 0 || which == 2;
+    const int64_t row = key_side ? tiling_.key_row_elems : tiling_.value_row_elems;
+    const int64_t head = key_side ? tiling_.key_head_size : tiling_.value_head_size;
+    const AscendC::LocalTensor<float> table = table_buf_[which].template Get<float>();
+    LoadRaw(which);
+    aop_kernel::check::Sync<AscendC::HardEvent::MTE2_V>(*pipe_);
+    const uint32_t count = static_cast<uint32_t>(n);
+    if (dtype == kRacFloat16) {
+      AscendC::Cast(table, raw_buf_.template Get<half>(), AscendC::RoundMode::CAST_NONE, count);
+    } else if (dtype == kRacBfloat16) {
+      AscendC::Cast(table, raw_buf_.template Get<bfloat16_t>(), AscendC::RoundMode::CAST_NONE, count);
+    } else {
+      AscendC::Adds(table, raw_buf_.template Get<float>(), 0.0f, count);  // a UB -> UB move on the vector unit
+    }
+    if (n == row) {  // per channel: the table as loaded
+      RacVecBarrier();
+      aop_kernel::check::Sync<AscendC::HardEvent::V_MTE2>(*pipe_);  // raw_buf_ is read before its next load
+      return;
+    }
+    aop_kernel::check::Sync<AscendC::HardEvent::V_S>(*pipe_);
+    if (n == 1) {
+      const float v = table.GetValue(0);
+      aop_kernel::check::Sync<AscendC::HardEvent::S_V>(*pipe_);
+      AscendC::Duplicate(table, v, static_cast<int32_t>(row));
+      RacVecBarrier();
+    } else {
+      for (int64_t j = row - 1; j >= 0; --j) table.SetValue(static_cast<uint32_t>(j), table.GetValue(static_cast<uint32_t>(j / head)));
+      aop_kernel::check::Sync<AscendC::HardEvent::S_V>(*pipe_);
+    }
+    aop_kernel::check::Sync<AscendC::HardEvent::V_MTE2>(*pipe_);
+  }
+
+  // One token's row into `cache` at `slot`, in chunks: GM -> UB, the conversion, UB -> GM.
+  __aicore__ inline void QuantRow(const AscendC::GlobalTensor<TIn>& src, const AscendC::GlobalTensor<int8_t>& cache,
+                                  int64_t slot, int64_t elems, int32_t scale, int32_t offset) {
+    for (int64_t done = 0; done < elems; done += tiling_.chunk_elems) {
+      const int64_t left = elems - done;
+      const uint32_t count = static_cast<uint32_t>(left < tiling_.chunk_elems ? left : tiling_.chunk_elems);
+      CopyIn(src[done], count);
+      Convert(done, count, scale, offset);
+      CopyOut(cache, slot, elems, done, count);
+    }
+  }
+
+  __aicore__ inline void CopyIn(const AscendC::GlobalTensor<TIn>& src, uint32_t count) {
+    AscendC::LocalTensor<TIn> buf = in_queue_.template AllocTensor<TIn>();
+    AscendC::DataCopyExtParams params{1, count * static_cast<uint32_t>(sizeof(TIn)), 0, 0, 0};
+    AscendC::DataCopyPadExtParams<TIn> pad{false, 0, 0, 0};
+    AscendC::DataCopyPad(buf, src, params, pad);
+    in_queue_.EnQue(buf);
+  }
+
+  __aicore__ inline void Convert(int64_t done, uint32_t count, int32_t scale, int32_t offset) {
+    using AscendC::RoundMode;
+    AscendC::LocalTensor<TIn> in = in_queue_.template DeQue<TIn>();
+    const AscendC::LocalTensor<float> work = work_buf_.template Get<float>();
+    const AscendC::LocalTensor<float> scales = table_buf_[scale].template Get<float>()[static_cast<uint32_t>(done)];
+    if constexpr (sizeof(TIn) == 4) {  // float32: divide the input buffer itself
+      AscendC::Div(work, in, scales, count);
+    } else {
+      AscendC::Cast(work, in, RoundMode::CAST_NONE, count);
+      RacVecBarrier();
+      AscendC::Div(work, work, scales, count);
+    }
+    RacVecBarrier();
+    in_queue_.FreeTensor(in);
+    if (tiling_.scale_dtype[offset] >= 0) {
+      AscendC::Add(work, work, table_buf_[offset].template Get<float>()[static_cast<uint32_t>(done)], count);
+      RacVecBarrier();
+    }
+    AscendC::Maxs(work, work, -128.0f, count);
+    RacVecBarrier();
+    AscendC::Mins(work, work, 127.0f, count);
+    RacVecBarrier();
+    const AscendC::LocalTensor<int16_t> i16 = half_buf_.template Get<int16_t>();
+    AscendC::Cast(i16, work, RoundMode::CAST_RINT, count);
+    RacVecBarrier();
+    const AscendC::LocalTensor<half> h = work.template ReinterpretCast<half>();
+    AscendC::Cast(h, i16, RoundMode::CAST_NONE, count);
+    RacVecBarrier();
+    AscendC::LocalTensor<int8_t> out = out_queue_.template AllocTensor<int8_t>();
+    AscendC::Cast(out, h, RoundMode::CAST_NONE, count);
+    out_queue_.EnQue(out);
+  }
+
+  // ND: the chunk's codes at slot * elems + done. NZ: its 32-byte fractal rows (F = 32 int8),
+  // block_size * 32 bytes apart (the copy kernel's layout, kernel/reshape_and_cache_kernel.cpp).
+  __aicore__ inline void CopyOut(const AscendC::GlobalTensor<int8_t>& cache, int64_t slot, int64_t elems,
+                                 int64_t done, uint32_t count) {
+    AscendC::LocalTensor<int8_t> buf = out_queue_.template DeQue<int8_t>();
+    if (tiling_.cache_mode == 0) {
+      AscendC::DataCopyExtParams params{1, count, 0, 0, 0};
+      AscendC::DataCopyPad(cache[slot * elems + done], buf, params);
+    } else {
+      constexpr int64_t kFractal = 32;
+      const int64_t block = slot / tiling_.block_size, offset = slot % tiling_.block_size;
+      const int64_t first = (block * (elems / kFractal) + done / kFractal) * tiling_.block_size + offset;
+      AscendC::DataCopyExtParams params{static_cast<uint16_t>(count / kFractal), static_cast<uint32_t>(kFractal), 0,
+                                        static_cast<uint32_t>((tiling_.block_size - 1) * kFractal), 0};
+      AscendC::DataCopyPad(cache[first * kFractal], buf, params);
+    }
+    out_queue_.FreeTensor(buf);
+  }
+
+  AscendC::TPipe* pipe_ = nullptr;
+  AscendC::TQue<AscendC::TPosition::VECIN, 1> in_queue_;
+  AscendC::TQue<AscendC::TPosition::VECOUT, 1> out_queue_;
+  AscendC::TBuf<AscendC::TPosition::VECCALC> work_buf_, half_buf_, raw_buf_;
+  AscendC::TBuf<AscendC::TPosition::VECCALC> table_buf_[4];  // k_scale, v_scale, k_offset, v_offset
+  GM_ADDR scales_[4] = {nullptr, nullptr, nullptr, nullptr};
+  AscendC::GlobalTensor<TIn> key_, value_;
+  AscendC::GlobalTensor<int8_t> key_cache_, value_cache_;
+  ReshapeAndCacheTiling tiling_;
+  RacSlots<S> slots_;
+};
