@@ -10,7 +10,9 @@ CPU, timed in the same run on the same tensors, caches far larger than the CPU's
 Ratios: speedup = composite p50 / fused int8 p50 (target >= 3 at T = 16..256 and 4096);
 vs auto = fused int8 p50 / auto p50 (target <= 1.5 at T >= 4096).
 Emulator (AscendC kernel, int8): GM bytes against the minimum (16-bit rows in, 8-bit rows out,
-slots, the scales once) and the modelled 910B time against the unquantized write's.
+slots, the scales once), the HBM bytes after the modelled L2 (every core loads the scale tables:
+per-channel tables are GM traffic per core but HBM traffic about once), and the modelled 910B
+time against the unquantized write's.
 """
 from __future__ import annotations
 
@@ -109,8 +111,10 @@ def emulator_rows(tokens_list=(64, 1024), socs=("Ascend910B2",)) -> list:
                 base = reshape_and_cache(key, value, *plain, slots, backend="emu", soc=soc, order="in_order")
                 minimum = tokens * H * 2 * D * (2 + 1) + tokens * 4 + 2 * scale.nbytes
                 row = bench.modelled_row(f"T={tokens} fp16->int8 {granularity}", soc, report, minimum)
-                out.append(row + [base["modelled_us"], report["modelled_us"] / base["modelled_us"]])
+                out.append(row + [report["hbm_bytes"], report["hbm_bytes"] / minimum, base["modelled_us"],
+                                  report["modelled_us"] / base["modelled_us"]])
     return out
 
 
-EMU_HEADERS = bench.MODELLED_HEADERS + ["unquantized modelled µs", "int8 / unquantized"]
+EMU_HEADERS = bench.MODELLED_HEADERS + ["HBM bytes (after the modelled L2)", "HBM / minimum",
+                                        "unquantized modelled µs", "int8 / unquantized"]

@@ -3,6 +3,7 @@
 // -march=native). Every build computes the same codes: float32 division and addition round to
 // nearest even in IEEE arithmetic on every ISA, and the rest is exact (conversions, clamps,
 // integer bit work). No a*b+c appears, so FMA contraction cannot change a result.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -191,12 +192,19 @@ const Choice& chosen() {
   return choice;
 }
 
+// The scale / offset of every element of a row: per tensor (1 value), per channel (H*D) or per
+// head (H, each repeated D times).
 std::vector<float> per_channel(const aop_tensor& t, int64_t heads, int64_t d) {
   const int64_t n = heads * d, count = TensorView(t).numel();
   std::vector<float> out(static_cast<size_t>(n));
-  for (int64_t j = 0; j < n; ++j) {
-    const int64_t i = count == 1 ? 0 : count == n ? j : j / d;  // per tensor / channel / head
-    out[static_cast<size_t>(j)] = scale_element(t, i);
+  if (count == n) {
+    for (int64_t j = 0; j < n; ++j) out[static_cast<size_t>(j)] = scale_element(t, j);
+  } else {
+    for (int64_t i = 0; i < count; ++i) {
+      const float v = scale_element(t, i);
+      const int64_t width = count == 1 ? n : d;
+      std::fill(out.begin() + i * width, out.begin() + (i + 1) * width, v);
+    }
   }
   return out;
 }

@@ -133,7 +133,7 @@ __aicore__ inline void RunQuant(GM_ADDR key, GM_ADDR value, GM_ADDR key_cache, G
   ReshapeAndCacheQuant<TIn, S> op;
   op.Init(pipe, key, value, key_cache, value_cache, slot_mapping, scales, tiling);
   int64_t record[aop_kernel::check::kWords] = {kRacOk, 0, 0, 0, 0, 0, 0, 0};
-  if (AscendC::GetBlockIdx() == 0) op.CheckScales(record);  // core 0's verdict: scales before its slots
+  op.LoadTables(AscendC::GetBlockIdx() == 0, record);  // core 0's verdict: the scales before its slots
   if (op.Check(workspace, error_record, record)) op.Process();
 }
 

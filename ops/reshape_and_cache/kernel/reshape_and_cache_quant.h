@@ -12,9 +12,9 @@
 // the emulator models it as a rounding to float precision, which would hide the step.
 // Div is not documented as correctly rounded: the contract's tolerance admits the other
 // neighbour at a rounding boundary.
-// The scales / offsets come into UB once per core as per-channel float32 tables (H*D floats);
-// core 0 checks their values (every scale finite and > 0, every offset finite) before the
-// slots, on their raw bits, so the first error is the host's (host/validate_quant.cpp).
+// The scales / offsets come into UB once per core (one DMA each) and become per-channel float32
+// tables (H*D floats); core 0 checks their raw bits there (every scale finite and > 0, every
+// offset finite) before its slots, so the first error is the host's (host/validate_quant.cpp).
 #pragma once
 #include "kernel_operator.h"
 #include "aop_kernel/check_slots.h"
@@ -53,43 +53,16 @@ class ReshapeAndCacheQuant {
       if (tiling.scale_dtype[i] >= 0) pipe.InitBuffer(table_buf_[i], table_bytes);
     }
     slots_.Init(pipe, slot_mapping, tiling_);
-    for (int32_t i = 0; i < 4; ++i) {
-      if (tiling.scale_dtype[i] >= 0) LoadTable(i);
-    }
   }
 
-  // Core 0's part of the check: the first bad scale / offset (k_scale, v_scale, k_offset,
-  // v_offset in turn), from its raw bits in GM by one DMA each. Integer tests only.
-  __aicore__ inline void CheckScales(int64_t* record) {
-    for (int32_t which = 0; which < 4 && record[0] == kRacOk; ++which) {
-      const int32_t dtype = tiling_.scale_dtype[which];
-      if (dtype < 0) continue;
-      const int64_t n = tiling_.scale_numel[which];
-      LoadRaw(which);
-      aop_kernel::check::Sync<AscendC::HardEvent::MTE2_S>(*pipe_);
-      for (int64_t i = 0; i < n; ++i) {
-        uint32_t bits, exp_mask, sign_mask;
-        if (dtype == kRacFloat32) {
-          bits = raw_buf_.template Get<uint32_t>().GetValue(static_cast<uint32_t>(i));
-          exp_mask = 0x7f800000u;
-          sign_mask = 0x80000000u;
-        } else {
-          bits = raw_buf_.template Get<uint16_t>().GetValue(static_cast<uint32_t>(i));
-          exp_mask = dtype == kRacFloat16 ? 0x7c00u : 0x7f80u;
-          sign_mask = 0x8000u;
-        }
-        const bool finite = (bits & exp_mask) != exp_mask;
-        const bool positive = (bits & sign_mask) == 0 && (bits & ~sign_mask) != 0;
-        if (!finite || (which < 2 && !positive)) {
-          record[0] = kRacBadScale;
-          record[1] = i;
-          record[2] = static_cast<int64_t>(bits);
-          record[3] = which;
-          record[4] = dtype;
-          break;
-        }
-      }
-      aop_kernel::check::Sync<AscendC::HardEvent::S_MTE2>(*pipe_);  // raw_buf_ is read before its next load
+  // Loads the tables (k_scale, v_scale, k_offset, v_offset in turn); on core 0 (`check`) also the
+  // check's first part: the first bad scale / offset into `record`, from the raw bits in UB.
+  __aicore__ inline void LoadTables(bool check, int64_t* record) {
+    for (int32_t i = 0; i < 4; ++i) {
+      if (tiling_.scale_dtype[i] < 0) continue;
+      LoadRaw(i);
+      if (check && record[0] == kRacOk) CheckRaw(i, record);
+      LoadTable(i);
     }
   }
 
@@ -108,6 +81,37 @@ class ReshapeAndCacheQuant {
   }
 
  private:
+  // Scale / offset `which` (its raw bits in raw_buf_): every scale finite and > 0, every offset
+  // finite, by integer tests on the bits (exponent not all ones; sign clear and not zero).
+  __aicore__ inline void CheckRaw(int32_t which, int64_t* record) {
+    const int32_t dtype = tiling_.scale_dtype[which];
+    const int64_t n = tiling_.scale_numel[which];
+    aop_kernel::check::Sync<AscendC::HardEvent::MTE2_S>(*pipe_);
+    for (int64_t i = 0; i < n; ++i) {
+      uint32_t bits, exp_mask, sign_mask;
+      if (dtype == kRacFloat32) {
+        bits = raw_buf_.template Get<uint32_t>().GetValue(static_cast<uint32_t>(i));
+        exp_mask = 0x7f800000u;
+        sign_mask = 0x80000000u;
+      } else {
+        bits = raw_buf_.template Get<uint16_t>().GetValue(static_cast<uint32_t>(i));
+        exp_mask = dtype == kRacFloat16 ? 0x7c00u : 0x7f80u;
+        sign_mask = 0x8000u;
+      }
+      const bool finite = (bits & exp_mask) != exp_mask;
+      const bool positive = (bits & sign_mask) == 0 && (bits & ~sign_mask) != 0;
+      if (!finite || (which < 2 && !positive)) {
+        record[0] = kRacBadScale;
+        record[1] = i;
+        record[2] = static_cast<int64_t>(bits);
+        record[3] = which;
+        record[4] = dtype;
+        break;
+      }
+    }
+    aop_kernel::check::Sync<AscendC::HardEvent::S_MTE2>(*pipe_);  // raw_buf_ is read before its next load
+  }
+
   // The raw scale / offset `which` into raw_buf_ (its own dtype, scale_numel elements).
   __aicore__ inline void LoadRaw(int32_t which) {
     const int32_t dtype = tiling_.scale_dtype[which];
@@ -119,10 +123,11 @@ class ReshapeAndCacheQuant {
     AscendC::DataCopyPad(raw_buf_.template Get<uint8_t>(), gm, params, pad);
   }
 
-  // Table `which` (per channel, float32, the row of key for 0 / 2, of value for 1 / 3): the raw
-  // values as float32 (Cast CAST_NONE from float16 / bfloat16: exact), then widened from one
-  // value (per tensor: Duplicate) or H values (per head: scalar, last element first so the H
-  // values at the front are read before they are overwritten).
+  // Table `which` (per channel, float32, the row of key for 0 / 2, of value for 1 / 3) from the
+  // raw values in raw_buf_: as float32 (Cast CAST_NONE from float16 / bfloat16: exact), then
+  // widened from one value (per tensor: Duplicate) or H values (per head: one Duplicate per head
+  // when a head's floats start 32-byte aligned (D a multiple of 8), else scalar, last element
+  // first so the H values at the front are read before they are overwritten).
   __aicore__ inline void LoadTable(int32_t which) {
     const int32_t dtype = tiling_.scale_dtype[which];
     const int64_t n = tiling_.scale_numel[which];
@@ -130,7 +135,6 @@ class ReshapeAndCacheQuant {
     const int64_t row = key_side ? tiling_.key_row_elems : tiling_.value_row_elems;
     const int64_t head = key_side ? tiling_.key_head_size : tiling_.value_head_size;
     const AscendC::LocalTensor<float> table = table_buf_[which].template Get<float>();
-    LoadRaw(which);
     aop_kernel::check::Sync<AscendC::HardEvent::MTE2_V>(*pipe_);
     const uint32_t count = static_cast<uint32_t>(n);
     if (dtype == kRacFloat16) {
@@ -151,8 +155,18 @@ class ReshapeAndCacheQuant {
       aop_kernel::check::Sync<AscendC::HardEvent::S_V>(*pipe_);
       AscendC::Duplicate(table, v, static_cast<int32_t>(row));
       RacVecBarrier();
+    } else if (head % 8 == 0 && n <= kRacMaxHeads) {
+      float values[kRacMaxHeads];
+      for (int64_t h = 0; h < n; ++h) values[h] = table.GetValue(static_cast<uint32_t>(h));
+      aop_kernel::check::Sync<AscendC::HardEvent::S_V>(*pipe_);
+      for (int64_t h = n - 1; h >= 0; --h) {
+        AscendC::Duplicate(table[static_cast<uint32_t>(h * head)], values[h], static_cast<int32_t>(head));
+      }
+      RacVecBarrier();
     } else {
-      for (int64_t j = row - 1; j >= 0; --j) table.SetValue(static_cast<uint32_t>(j), table.GetValue(static_cast<uint32_t>(j / head)));
+      for (int64_t j = row - 1; j >= 0; --j) {
+        table.SetValue(static_cast<uint32_t>(j), table.GetValue(static_cast<uint32_t>(j / head)));
+      }
       aop_kernel::check::Sync<AscendC::HardEvent::S_V>(*pipe_);
     }
     aop_kernel::check::Sync<AscendC::HardEvent::V_MTE2>(*pipe_);

@@ -34,6 +34,8 @@ struct ReshapeAndCacheTiling {
 constexpr int32_t kRacFloat16 = 0, kRacBfloat16 = 1, kRacFloat32 = 2;
 // The quantising kernel's limit: per-channel tables of H*D floats live in UB for the whole launch.
 constexpr int64_t kRacQuantMaxRowElems = 4096;
+// Per-head scales the kernel widens with one Duplicate per head: at most this many heads.
+constexpr int64_t kRacMaxHeads = 256;
 
 // The in-kernel data checks (all or nothing; shared by the kernel and host/validate.cpp). Every
 // core checks its tokens, writes a 64-byte check slot in the workspace (8 int64 words, the layout
