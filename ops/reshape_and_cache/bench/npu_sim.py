@@ -24,5 +24,13 @@ def rows(tokens_list=(1, 64)) -> list:
             rng.permutation(blocks * BLOCK_SIZE)[:tokens].astype(np.int32))]
         call = lambda: core.run_npu_sim(*(d.array for d in dev), stream=stream.handle)  # noqa: E731
         out.append(npu_sim_bench.npu_sim_row(f"T={tokens} H={H} D={D} float16", call, stream))
+        # kv_cache_dtype "int8": per-channel scales and offsets, device tensors like the rest
+        quant = [ascend_sim.to_device(a) for a in (
+            np.zeros((blocks, BLOCK_SIZE, H, D), np.int8), np.zeros((blocks, BLOCK_SIZE, H, D), np.int8),
+            np.full((H * D,), 0.02, np.float32), np.full((H * D,), 0.03, np.float32), np.zeros((H * D,), np.float32))]
+        call_q = lambda: core.run_npu_sim(dev[0].array, dev[1].array, quant[0].array, quant[1].array,  # noqa: E731
+                                          dev[4].array, kv_cache_dtype="int8", k_scale=quant[2].array,
+                                          v_scale=quant[3].array, k_offset=quant[4].array, stream=stream.handle)
+        out.append(npu_sim_bench.npu_sim_row(f"T={tokens} H={H} D={D} float16 -> int8", call_q, stream))
     stream.destroy()
     return out

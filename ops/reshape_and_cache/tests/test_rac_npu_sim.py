@@ -148,3 +148,64 @@ def test_check_errors_drains_the_task_queue_first(stream):
         check_errors()  # drains the queue (its poller), synchronises, raises
     assert str(raised.value) == message
     np.testing.assert_array_equal(dev[2].numpy(), host[2])
+
+
+# --- kv_cache_dtype "int8" on the npu path (fp8 is refused there: no fp8 on Atlas A2 / A3) -------
+def quant_case(seed=3):
+    from rac_quant_cases import make_quant
+
+    key, value, kc, vc, slots, kw = make_quant(SHAPES[3], "float16", "int8", np.int64, seed=seed,
+                                               granularity="channel_flat", with_offset=True)
+    want = reference.reshape_and_cache(key, value, kc, vc, slots, **kw)
+    dev = [sim.to_device(np.ascontiguousarray(a)) for a in (key, value, kc, vc, slots)]
+    scales = {k: sim.to_device(v) for k, v in kw.items() if k != "kv_cache_dtype"}
+    return dev, scales, want, (kc, vc)
+
+
+def call_quant(dev, scales, stream):
+    _core.run_npu_sim(*(d.array for d in dev), kv_cache_dtype="int8", stream=stream.handle,
+                      **{k: v.array for k, v in scales.items()})
+
+
+def test_int8_matches_reference_with_no_sync(stream):
+    dev, scales, want, _ = quant_case()
+    call_quant(dev, scales, stream)  # the first call of the configuration
+    stream.synchronize()
+    before = sim.counters()
+    call_quant(dev, scales, stream)
+    per_call = sim.counters() - before
+    assert (per_call.synchronizations, per_call.d2h_copies, per_call.allocations) == (0, 0, 0)
+    stream.synchronize()
+    np.testing.assert_array_equal(dev[2].numpy(), want[0])
+    np.testing.assert_array_equal(dev[3].numpy(), want[1])
+
+
+def test_bad_scale_is_found_in_the_kernel_with_the_caches_unchanged(stream):
+    """The npu path reads no data on the host: a bad scale is the kernel's deferred error, the
+    same exception and message as the cpu backend's synchronous check."""
+    from ascend_ops.reshape_and_cache import reshape_and_cache
+
+    dev, scales, _, host_caches = quant_case(seed=4)
+    bad = scales["v_scale"].numpy().copy()
+    bad[17] = -np.inf
+    scales["v_scale"] = sim.to_device(bad)
+    host = [d.numpy().copy() for d in dev]
+    with pytest.raises(ValueError) as sync_error:
+        reshape_and_cache(*host, kv_cache_dtype="int8", **{k: v.numpy() for k, v in scales.items()}, backend="cpu")
+    call_quant(dev, scales, stream)  # queued: nothing raised
+    with pytest.raises(ValueError) as raised:
+        check_errors()
+    assert str(raised.value) == str(sync_error.value)
+    assert "v_scale[17]" in str(raised.value)
+    np.testing.assert_array_equal(dev[2].numpy(), host_caches[0])
+    np.testing.assert_array_equal(dev[3].numpy(), host_caches[1])
+    check_errors()
+
+
+def test_fp8_is_refused_on_the_npu_path(stream):
+    dev, scales, _, host_caches = quant_case(seed=5)
+    dev[2], dev[3] = (sim.to_device(c.view(np.uint8)) for c in host_caches)  # fp8 bytes
+    with pytest.raises(ValueError, match="kv_cache_dtype 'fp8_e4m3' runs on the cpu backend only"):
+        _core.run_npu_sim(*(d.array for d in dev), kv_cache_dtype="fp8", stream=stream.handle,
+                          k_scale=scales["k_scale"].array, v_scale=scales["v_scale"].array)
+    np.testing.assert_array_equal(dev[2].numpy(), host_caches[0].view(np.uint8))
