@@ -132,7 +132,8 @@ bfloat16 / float32 k) is a ValueError. Duplicate slots: which token wins is not 
             {"cores_with_extra", t.cores_with_extra},
             {"check_scales", t.check_scales},
             {"resident_tokens", t.resident_tokens},
-            {"scale_row_bytes", t.scale_row_bytes}};
+            {"scale_row_bytes", t.scale_row_bytes},
+            {"batch_tokens", t.batch_tokens}};
   }
   static auto npu_launch() { return &indexer_k_quant_and_cache_launch; }
 #ifdef AOP_WITH_EMU

@@ -36,7 +36,11 @@ IndexerKQuantTiling compute(const Args& a, const Dims& d, const aop_platform& pl
   t.cores_with_extra = static_cast<int32_t>(t.num_tokens % t.block_dim);
 
   const int64_t most = t.tokens_per_core + (t.cores_with_extra > 0 ? 1 : 0);
-  const int64_t free_ub = platform.ub_bytes - ikq_fixed_ub_bytes(t.block_dim, d.head_dim, t.scale_row_bytes);
+  int64_t batch = std::min<int64_t>({kIkqMaxBatch, std::max<int64_t>(most, 1)});
+  while (batch > 1 && ikq_batch_ub_bytes(batch, d.head_dim, d.quant_block, t.scale_row_bytes) > kIkqBatchUbBytes) --batch;
+  t.batch_tokens = static_cast<int32_t>(batch);
+  const int64_t free_ub = platform.ub_bytes - ikq_fixed_ub_bytes(t.block_dim) -
+                          ikq_batch_ub_bytes(batch, d.head_dim, d.quant_block, t.scale_row_bytes);
   const int64_t per_token = align32(d.head_dim) + t.scale_row_bytes;
   t.resident_tokens = static_cast<int32_t>(std::clamp<int64_t>(free_ub / per_token, 0, most));
   return t;

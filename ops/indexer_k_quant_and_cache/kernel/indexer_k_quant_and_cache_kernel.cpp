@@ -8,12 +8,14 @@
 // int16 -> half -> int8 with CAST_NONE (both exact: integers in [-128, 127]). Atlas A2 has no
 // f32 -> int8 Cast (Cast.md's A2 table: int8 only from half), and f32 -> half -> int8 would round
 // twice (86.51 -> 86.5 -> 86). float16 scales: Cast f32 -> half CAST_RINT (nearest even).
+// Tokens go through in batches of batch_tokens: one strided DMA brings a batch's rows, each vector
+// step runs once over the batch (the per-group ReduceMax and Duplicate once per token group).
 // All or nothing: every core first checks its tokens in order (the slot, then, when a float16
 // scale can overflow, the token's scales, which needs the quantisation itself), publishes its
 // first error in its check slot (aop_kernel/check_slots.h), SyncAll, and no core writes if any
 // core found one. The codes and scales of a core's first resident_tokens tokens stay in UB from
 // the check to the write, so k is read once (further tokens are quantised again after the check
-// if their scales had to be checked).
+// if their scales had to be checked). A batch reads its padding tokens' rows too (one DMA).
 // Compiles with CANN's compiler on NPU and with g++ against the AscendC emulator.
 #include "kernel_operator.h"
 #include "aop_kernel/check_slots.h"
@@ -63,16 +65,17 @@ class IndexerKQuantKernel {
     scales_.SetGlobalBuffer((__gm__ SC*)k_scale_cache, scale_span);
     slots_.SetGlobalBuffer((__gm__ S*)slot_mapping, t_.num_tokens);
 
-    pipe_.InitBuffer(in_buf_, Align32(d * static_cast<int64_t>(sizeof(T))));
-    pipe_.InitBuffer(xf_buf_, Align32(d * 4));
-    pipe_.InitBuffer(tmp_buf_, Align32(d * 4));
-    pipe_.InitBuffer(y_buf_, Align32(d * 4));
-    pipe_.InitBuffer(work_buf_, Align32(d * 4));
-    pipe_.InitBuffer(half_buf_, Align32(d * 2));
-    pipe_.InitBuffer(codes_buf_, Align32(d));
-    pipe_.InitBuffer(amax_buf_, Align32(t_.groups * 32));
-    pipe_.InitBuffer(scale_f32_buf_, static_cast<uint32_t>(t_.scale_row_bytes));
-    pipe_.InitBuffer(scale_out_buf_, static_cast<uint32_t>(t_.scale_row_bytes));
+    const int64_t rows = t_.batch_tokens * d;  // elements of a batch
+    pipe_.InitBuffer(in_buf_, Align32(rows * static_cast<int64_t>(sizeof(T))));
+    pipe_.InitBuffer(xf_buf_, Align32(rows * 4));
+    pipe_.InitBuffer(tmp_buf_, Align32(rows * 4));
+    pipe_.InitBuffer(y_buf_, Align32(rows * 4));
+    pipe_.InitBuffer(half_buf_, Align32(rows * 2));
+    pipe_.InitBuffer(codes_buf_, Align32(rows));
+    pipe_.InitBuffer(work_buf_, Align32(t_.quant_block * 4));
+    pipe_.InitBuffer(amax_buf_, Align32(t_.batch_tokens * t_.groups * 32));
+    pipe_.InitBuffer(scale_f32_buf_, static_cast<uint32_t>(t_.batch_tokens * t_.scale_row_bytes));
+    pipe_.InitBuffer(scale_out_buf_, static_cast<uint32_t>(t_.batch_tokens * t_.scale_row_bytes));
     pipe_.InitBuffer(check_buf_, aop_kernel::check::UbBytes(t_.block_dim));
     pipe_.InitBuffer(slot_buf_, static_cast<uint32_t>(kIkqSlotChunk * sizeof(S)));
     if (t_.resident_tokens > 0) {
@@ -83,23 +86,28 @@ class IndexerKQuantKernel {
   }
 
   // The check phase: true when no core found an error. Quantises the resident tokens (and, when
-  // the float16 scales can overflow, every token, to check them) on the way.
+  // the float16 scales can overflow, every token, to check them) on the way, a batch at a time.
   __aicore__ inline bool Check(GM_ADDR workspace, GM_ADDR error_record) {
     const int64_t core = AscendC::GetBlockIdx();
     int64_t record[aop_kernel::check::kWords] = {kIkqOk, 0, 0, 0, 0, 0, 0, 0};
-    for (int64_t t = tokens_.begin; t < tokens_.end; ++t) {
-      const int64_t slot = Slot(t);
-      if (slot >= t_.num_slots) {  // the first bad slot of this core's tokens
-        record[0] = kIkqSlotOutOfRange;
-        record[1] = t;
-        record[2] = slot;
-        record[4] = t_.num_blocks;
-        record[5] = t_.block_size;
-        break;
+    for (int64_t t0 = tokens_.begin; t0 < tokens_.end && record[0] == kIkqOk;) {
+      const int64_t t1 = BatchEnd(t0);
+      int64_t bad = t1;  // the first token of the batch with a bad slot
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t slot = Slot(t);
+        if (slot >= t_.num_slots) {
+          record[0] = kIkqSlotOutOfRange;
+          record[1] = t;
+          record[2] = slot;
+          record[4] = t_.num_blocks;
+          record[5] = t_.block_size;
+          bad = t;
+          break;
+        }
       }
-      const int64_t i = t - tokens_.begin;
-      if (slot < 0 || (i >= t_.resident_tokens && t_.check_scales == 0)) continue;
-      if (!Quantize(t, Codes(i), ScaleOut(i), record)) break;
+      // the tokens before a bad slot may hold an earlier error: their scales come first
+      if (bad > t0 && (Resident(t0) || t_.check_scales != 0)) (void)Quantize(t0, bad, record);
+      t0 = t1;
     }
     const AscendC::LocalTensor<int64_t> slots_ub = check_buf_.template Get<int64_t>();
     const int64_t bad = aop_kernel::check::Exchange(pipe_, workspace, core, t_.block_dim, record, slots_ub);
@@ -108,100 +116,123 @@ class IndexerKQuantKernel {
     return false;
   }
 
-  // The write phase: resident tokens from UB, the others quantised now.
+  // The write phase: resident tokens from UB, the others quantised now, a batch at a time.
   __aicore__ inline void Process() {
     aop_kernel::check::Sync<HardEvent::V_MTE3>(pipe_);  // the check's vector writes are done
-    for (int64_t t = tokens_.begin; t < tokens_.end; ++t) {
-      const int64_t slot = Slot(t);
-      if (slot < 0) continue;  // padding token
-      const int64_t i = t - tokens_.begin;
-      if (i < t_.resident_tokens) {
-        WriteOut(slot, Codes(i), ScaleOut(i));
-        continue;
+    for (int64_t t0 = tokens_.begin; t0 < tokens_.end;) {
+      const int64_t t1 = BatchEnd(t0);
+      const bool resident = Resident(t0);
+      if (!resident) {
+        int64_t unused[aop_kernel::check::kWords] = {0, 0, 0, 0, 0, 0, 0, 0};
+        (void)Quantize(t0, t1, unused);
+        aop_kernel::check::Sync<HardEvent::V_MTE3>(pipe_);
       }
-      int64_t unused[aop_kernel::check::kWords] = {0, 0, 0, 0, 0, 0, 0, 0};
-      (void)Quantize(t, Codes(i), ScaleOut(i), unused);
-      aop_kernel::check::Sync<HardEvent::V_MTE3>(pipe_);
-      WriteOut(slot, Codes(i), ScaleOut(i));
-      aop_kernel::check::Sync<HardEvent::MTE3_V>(pipe_);  // before the scratch row is written again
+      for (int64_t t = t0; t < t1; ++t) {
+        const int64_t slot = Slot(t);
+        if (slot >= 0) WriteOut(slot, Codes(t0, t), ScaleOut(t0, t));  // slot < 0: padding
+      }
+      if (!resident) aop_kernel::check::Sync<HardEvent::MTE3_V>(pipe_);  // before the scratch is written again
+      t0 = t1;
     }
   }
 
  private:
-  // Where token i (of this core) has its codes and scales: its resident row, or the scratch row.
-  __aicore__ inline AscendC::LocalTensor<int8_t> Codes(int64_t i) {
-    if (i < t_.resident_tokens) return res_codes_buf_.template Get<int8_t>()[static_cast<uint32_t>(i * Align32(t_.head_dim))];
-    return codes_buf_.template Get<int8_t>();
+  // Batches: batch_tokens tokens, none straddling the end of the resident tokens.
+  __aicore__ inline int64_t BatchEnd(int64_t t0) {
+    int64_t t1 = t0 + t_.batch_tokens;
+    const int64_t resident_end = tokens_.begin + t_.resident_tokens;
+    if (t0 < resident_end && t1 > resident_end) t1 = resident_end;
+    return t1 < tokens_.end ? t1 : tokens_.end;
   }
-  __aicore__ inline AscendC::LocalTensor<SC> ScaleOut(int64_t i) {
-    if (i < t_.resident_tokens) {
-      return res_scales_buf_.template Get<SC>()[static_cast<uint32_t>(i * t_.scale_row_bytes / sizeof(SC))];
-    }
-    return scale_out_buf_.template Get<SC>();
+  __aicore__ inline bool Resident(int64_t t) { return t - tokens_.begin < t_.resident_tokens; }
+
+  // Where token t (of the batch from t0) has its codes and scales: its resident row, or the
+  // batch's scratch row.
+  __aicore__ inline AscendC::LocalTensor<int8_t> Codes(int64_t t0, int64_t t) {
+    const uint32_t row = Align32(t_.head_dim);
+    if (Resident(t)) return res_codes_buf_.template Get<int8_t>()[static_cast<uint32_t>(t - tokens_.begin) * row];
+    return codes_buf_.template Get<int8_t>()[static_cast<uint32_t>(t - t0) * row];
+  }
+  __aicore__ inline AscendC::LocalTensor<SC> ScaleOut(int64_t t0, int64_t t) {
+    const int64_t per = t_.scale_row_bytes / static_cast<int64_t>(sizeof(SC));
+    if (Resident(t)) return res_scales_buf_.template Get<SC>()[static_cast<uint32_t>((t - tokens_.begin) * per)];
+    return scale_out_buf_.template Get<SC>()[static_cast<uint32_t>((t - t0) * per)];
   }
 
-  // Token t's codes into `codes` and its scales into `scale_out`. False (and `record` filled)
-  // when a float16 scale overflows and the tiling asks for that check.
-  __aicore__ inline bool Quantize(int64_t t, const AscendC::LocalTensor<int8_t>& codes,
-                                  const AscendC::LocalTensor<SC>& scale_out, int64_t* record) {
-    const int64_t d = t_.head_dim, qbs = t_.quant_block;
-    const uint32_t n = static_cast<uint32_t>(d);
+  // Tokens [t0, t1)'s codes and scales (Codes / ScaleOut). False (and `record` filled) at the
+  // first written token whose float16 scale overflows, when the tiling asks for that check.
+  __aicore__ inline bool Quantize(int64_t t0, int64_t t1, int64_t* record) {
+    const int64_t d = t_.head_dim, qbs = t_.quant_block, groups = t_.groups, n = t1 - t0;
+    const uint32_t elems = static_cast<uint32_t>(n * d);
+    // the batch's rows by one DMA (rows of D * sizeof(T) bytes: 32-byte multiples, D % 32 == 0)
     AscendC::LocalTensor<T> in = in_buf_.template Get<T>();
-    aop_kernel::check::Sync<HardEvent::V_MTE2>(pipe_);  // the previous row was read
-    AscendC::DataCopyExtParams params{1, static_cast<uint32_t>(d * static_cast<int64_t>(sizeof(T))), 0, 0, 0};
+    aop_kernel::check::Sync<HardEvent::V_MTE2>(pipe_);  // the previous batch was read
+    const int64_t row_bytes = d * static_cast<int64_t>(sizeof(T));
+    AscendC::DataCopyExtParams params{static_cast<uint16_t>(n), static_cast<uint32_t>(row_bytes),
+                                      static_cast<uint32_t>((t_.k_token_stride - d) * static_cast<int64_t>(sizeof(T))),
+                                      0, 0};
     AscendC::DataCopyPadExtParams<T> pad{false, 0, 0, 0};
-    AscendC::DataCopyPad(in, k_[t * t_.k_token_stride], params, pad);
+    AscendC::DataCopyPad(in, k_[t0 * t_.k_token_stride], params, pad);
     aop_kernel::check::Sync<HardEvent::MTE2_V>(pipe_);
 
     AscendC::LocalTensor<float> x = xf_buf_.template Get<float>();
     if constexpr (Same<T, float>::value) {
       x = in;
     } else {
-      AscendC::Cast(x, in, AscendC::RoundMode::CAST_NONE, n);  // exact widening
+      AscendC::Cast(x, in, AscendC::RoundMode::CAST_NONE, elems);  // exact widening
     }
     AscendC::LocalTensor<float> tmp = tmp_buf_.template Get<float>();
     AscendC::LocalTensor<float> work = work_buf_.template Get<float>();
     AscendC::LocalTensor<float> amax = amax_buf_.template Get<float>();
-    AscendC::Abs(tmp, x, n);
-    for (int64_t g = 0; g < t_.groups; ++g) {
-      AscendC::ReduceMax(amax[static_cast<uint32_t>(g * 8)], tmp[static_cast<uint32_t>(g * qbs)], work,
+    AscendC::Abs(tmp, x, elems);
+    for (int64_t j = 0; j < n * groups; ++j) {  // one per (token, group): 32 bytes apart
+      AscendC::ReduceMax(amax[static_cast<uint32_t>(j * 8)], tmp[static_cast<uint32_t>(j * qbs)], work,
                          static_cast<int32_t>(qbs));
     }
     aop_kernel::check::Sync<HardEvent::V_S>(pipe_);
     AscendC::LocalTensor<float> scale_f32 = scale_f32_buf_.template Get<float>();
-    for (int64_t g = 0; g < t_.groups; ++g) {
-      const float a = amax.GetValue(static_cast<uint32_t>(g * 8));
-      const float sc = a == 0.0f ? 1.0f : a / 127.0f;
-      if (t_.check_scales != 0 && !(sc < 65520.0f)) {
-        record[0] = kIkqScaleOverflow;
-        record[1] = t;
-        record[2] = g;
-        record[3] = FloatBits(a);
-        record[4] = FloatBits(sc);
-        return false;
+    const int64_t per = t_.scale_row_bytes / 4;  // float32 scales per staged row
+    for (int64_t i = 0; i < n; ++i) {
+      const bool checked = t_.check_scales != 0 && Slot(t0 + i) >= 0;  // padding is not written
+      for (int64_t g = 0; g < groups; ++g) {
+        const float a = amax.GetValue(static_cast<uint32_t>((i * groups + g) * 8));
+        const float sc = a == 0.0f ? 1.0f : a / 127.0f;
+        if (checked && !(sc < 65520.0f)) {
+          record[0] = kIkqScaleOverflow;
+          record[1] = t0 + i;
+          record[2] = g;
+          record[3] = FloatBits(a);
+          record[4] = FloatBits(sc);
+          return false;
+        }
+        scale_f32.SetValue(static_cast<uint32_t>(i * per + g), sc);
       }
-      scale_f32.SetValue(static_cast<uint32_t>(g), sc);
     }
     aop_kernel::check::Sync<HardEvent::S_V>(pipe_);
-    for (int64_t g = 0; g < t_.groups; ++g) {
-      AscendC::Duplicate(tmp[static_cast<uint32_t>(g * qbs)], scale_f32.GetValue(static_cast<uint32_t>(g)),
-                         static_cast<int32_t>(qbs));
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t g = 0; g < groups; ++g) {
+        AscendC::Duplicate(tmp[static_cast<uint32_t>((i * groups + g) * qbs)],
+                           scale_f32.GetValue(static_cast<uint32_t>(i * per + g)), static_cast<int32_t>(qbs));
+      }
     }
     AscendC::LocalTensor<float> y = y_buf_.template Get<float>();
-    AscendC::Div(y, x, tmp, n);
+    AscendC::Div(y, x, tmp, elems);
     // clamp then round = round then clamp (the bounds are integers)
-    AscendC::Maxs(y, y, -128.0f, n);
-    AscendC::Mins(y, y, 127.0f, n);
+    AscendC::Maxs(y, y, -128.0f, elems);
+    AscendC::Mins(y, y, 127.0f, elems);
     AscendC::LocalTensor<int16_t> q16 = tmp.template ReinterpretCast<int16_t>();  // the scales are used
-    AscendC::Cast(q16, y, AscendC::RoundMode::CAST_RINT, n);  // the one rounding: to integer, ties to even
+    AscendC::Cast(q16, y, AscendC::RoundMode::CAST_RINT, elems);  // the one rounding: to integer, ties to even
     AscendC::LocalTensor<half> h = half_buf_.template Get<half>();
-    AscendC::Cast(h, q16, AscendC::RoundMode::CAST_NONE, n);      // exact: integers in [-128, 127]
-    AscendC::Cast(codes, h, AscendC::RoundMode::CAST_NONE, n);    // exact
-    const uint32_t groups = static_cast<uint32_t>(t_.groups);
-    if constexpr (Same<SC, half>::value) {
-      AscendC::Cast(scale_out, scale_f32, AscendC::RoundMode::CAST_RINT, groups);  // nearest even
-    } else {
-      AscendC::Adds(scale_out, scale_f32, 0.0f, groups);  // a vector copy (sc > 0: + 0 is exact)
+    AscendC::Cast(h, q16, AscendC::RoundMode::CAST_NONE, elems);              // exact: integers in [-128, 127]
+    AscendC::Cast(Codes(t0, t0), h, AscendC::RoundMode::CAST_NONE, elems);  // exact; rows D apart
+    const uint32_t count = static_cast<uint32_t>(groups);
+    for (int64_t i = 0; i < n; ++i) {
+      const AscendC::LocalTensor<float> from = scale_f32[static_cast<uint32_t>(i * per)];
+      if constexpr (Same<SC, half>::value) {
+        AscendC::Cast(ScaleOut(t0, t0 + i), from, AscendC::RoundMode::CAST_RINT, count);  // nearest even
+      } else {
+        AscendC::Adds(ScaleOut(t0, t0 + i), from, 0.0f, count);  // a vector copy (sc > 0: + 0 is exact)
+      }
     }
     return true;
   }

@@ -22,8 +22,8 @@ struct IndexerKQuantTiling {
   int32_t cores_with_extra;    // ... and the first cores_with_extra get one more
   int32_t check_scales;        // 1: the float16 scale overflow is possible (bfloat16 / float32 k, float16 scales)
   int32_t resident_tokens;     // a core's first tokens whose codes and scales stay in UB from check to write
-  int32_t scale_row_bytes;     // UB bytes of one token's scales, 32-byte aligned
-  int32_t reserved;
+  int32_t scale_row_bytes;     // UB bytes of one token's scales (as float32), 32-byte aligned
+  int32_t batch_tokens;        // tokens quantised together: one DMA for their rows, one vector op per step
 };
 
 // The in-kernel data checks, all or nothing (common's aop_kernel/check_slots.h): every core checks
@@ -34,13 +34,19 @@ constexpr int32_t kIkqCheckWords = 8;
 constexpr int64_t kIkqSlotChunk = 2048;
 // The largest D the kernel takes (its float32 row buffers fit UB with room for resident tokens).
 constexpr int64_t kIkqMaxHeadDim = 4096;
-// UB the kernel takes besides the resident tokens: the slot chunk, the check slots, the row
-// buffers (the input row, four float32 rows, a half row, a code row), the group maxima (32 bytes
-// per group, G <= D / 32) and two rows of scales.
-inline int64_t ikq_fixed_ub_bytes(int64_t block_dim, int64_t head_dim, int64_t scale_row_bytes) {
+// UB the kernel takes besides the batch and the resident tokens: the slot chunk, the check slots.
+inline int64_t ikq_fixed_ub_bytes(int64_t block_dim) { return kIkqSlotChunk * 8 + block_dim * kIkqCheckWords * 8; }
+// UB of a batch of `batch` tokens: the input rows (float32 at most), three float32 rows, a half
+// row and a code row per token, the group maxima (32 bytes each), two rows of scales per token,
+// and the reduction's scratch (qbs float32).
+inline int64_t ikq_batch_ub_bytes(int64_t batch, int64_t head_dim, int64_t quant_block, int64_t scale_row_bytes) {
   const int64_t row = (head_dim + 31) / 32 * 32;  // D bytes, 32-byte aligned
-  return kIkqSlotChunk * 8 + block_dim * kIkqCheckWords * 8 + row * (4 + 4 * 4 + 2 + 1) + row + 2 * scale_row_bytes;
+  const int64_t groups = head_dim / quant_block;
+  return batch * (row * (4 + 3 * 4 + 2 + 1) + groups * 32 + 2 * scale_row_bytes) + (quant_block * 4 + 31) / 32 * 32;
 }
+// A batch takes at most this much UB (the rest holds resident tokens), and at most kIkqMaxBatch tokens.
+constexpr int64_t kIkqBatchUbBytes = 96 * 1024;
+constexpr int64_t kIkqMaxBatch = 64;
 
 enum IndexerKQuantError : int64_t {
   kIkqOk = 0,

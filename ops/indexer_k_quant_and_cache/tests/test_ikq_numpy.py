@@ -67,3 +67,21 @@ def test_every_e4m3fn_code_round_trips():
     """The reference's encode is the inverse of its decode on every finite code, -0.0 included."""
     codes = np.array([c for c in range(256) if c & 0x7F != 0x7F], dtype=np.uint8)
     np.testing.assert_array_equal(reference.encode_e4m3fn(reference.decode_e4m3fn(codes)), codes)
+
+
+@pytest.mark.parametrize("padding", [0, 20])
+def test_emulator_traffic_is_the_minimum(padding):
+    """GM bytes: every token's row of k read once (a batch's one DMA reads its padding rows too),
+    codes and scales written once per written token, one slot read per token; plus the check
+    phase: word 0 of each core's check slot written and every core's slots read by every core."""
+    from ikq_cases import Case
+
+    case = Case(1000, 1000, 128, 64, 70, 16, padding=padding)
+    k, cache, slots, scales, kwargs = make(case, "bfloat16", np.int64, seed=4)
+    report = run("emu", k, cache, slots, scales, "bfloat16", order="in_order", **kwargs)
+    written = int((slots >= 0).sum())
+    cores = report["block_dim"]
+    totals = report["totals"]
+    assert totals["gm_write_bytes"] == written * (128 + 2 * 2) + cores * 8
+    assert totals["gm_read_bytes"] == 1000 * 128 * 2 + 1000 * 8 + cores * cores * 64
+    assert totals["gm_scalar_reads"] == 0
