@@ -29,7 +29,8 @@ struct Plan {
 };
 
 // One token: the codes of its D elements and its G scales at `slot`.
-void quantize_token(const Plan& p, int64_t t, int64_t slot, float* row) {
+// `row`: D float32 of scratch for the widened row, `y` another D.
+void quantize_token(const Plan& p, int64_t t, int64_t slot, float* row, float* y) {
   const Dims& d = p.d;
   rows::widen(p.k + t * p.k_row_bytes, p.k_dtype, d.head_dim, row);
   const int64_t block = slot / d.block_size, offset = slot % d.block_size;
@@ -51,8 +52,7 @@ void quantize_token(const Plan& p, int64_t t, int64_t slot, float* row) {
   for (int64_t g = 0; g < d.groups; ++g) {
     const float* x = row + g * qbs;
     const float sc = rules::int8_scale(rows::abs_max(x, qbs));
-    int8_t* q = codes + g * qbs;
-    for (int64_t i = 0; i < qbs; ++i) q[i] = rules::int8_code(x[i] / sc);
+    rules::int8_codes(x, sc, qbs, codes + g * qbs, y);
     if (p.scales_f16) {
       reinterpret_cast<_Float16*>(p.scales)[scale_index + g] = static_cast<_Float16>(sc);  // nearest even
     } else {
@@ -66,11 +66,11 @@ void quantize_tokens(const Plan& p, const S* slots) {
   const int64_t row_bytes = p.d.head_dim * static_cast<int64_t>(aop_dtype_size(p.k_dtype));
   const int64_t grain = std::max<int64_t>(1, kBytesPerThread / std::max<int64_t>(row_bytes, 1));
   parallel_for(p.d.written, grain, [&](int64_t begin, int64_t end) {
-    std::vector<float> row(static_cast<size_t>(p.d.head_dim));
+    std::vector<float> row(static_cast<size_t>(2 * p.d.head_dim));
     for (int64_t t = begin; t < end; ++t) {
       const int64_t slot = static_cast<int64_t>(slots[t]);
       if (slot < 0) continue;  // padding token
-      quantize_token(p, t, slot, row.data());
+      quantize_token(p, t, slot, row.data(), row.data() + p.d.head_dim);
     }
   });
 }

@@ -36,14 +36,22 @@ inline float fp8_scale(float amax, bool ue8m0) {
 // (65504 is the largest float16, 65520 the midpoint to the next power of two).
 inline bool float16_overflows(float sc) { return !(sc < 65520.0f); }
 
-// clamp(round_half_even(y), -128, 127), as round_half_even(clamp(y, -128, 127)) (the same value):
-// adding and subtracting 1.5 * 2^23 rounds |y| <= 2^22 to an integer, nearest even, in the default
-// rounding mode, in two instructions that vectorise on every x86-64 / AArch64 build (nearbyint
-// needs SSE4.1 to vectorise). NaN is outside the contract.
-inline int8_t int8_code(float y) {
+// q[i] = clamp(round_half_even(fl32(x[i] / sc)), -128, 127) for i < n; y: n floats of scratch.
+// Passes the compiler vectorises on every x86-64 / AArch64 build (one loop with both clamps does
+// not if-convert): the upper clamp in float (+inf -> 127), the rounding by adding and subtracting
+// 1.5 * 2^23 (nearest even for |y| <= 2^22, in the default rounding mode; larger |y| is already
+// an integer or clamped), the lower clamp on the integer (-inf converts to INT_MIN -> -128).
+// NaN is outside the contract.
+inline void int8_codes(const float* x, float sc, int64_t n, int8_t* q, float* y) {
   constexpr float kMagic = 12582912.0f;
-  const float c = y < -128.0f ? -128.0f : (y > 127.0f ? 127.0f : y);
-  return static_cast<int8_t>(static_cast<int32_t>((c + kMagic) - kMagic));
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] / sc;
+  for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 127.0f ? 127.0f : y[i];
+  for (int64_t i = 0; i < n; ++i) y[i] = y[i] < -4194304.0f ? -4194304.0f : y[i];  // keeps the cast in int32
+  for (int64_t i = 0; i < n; ++i) y[i] = (y[i] + kMagic) - kMagic;
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t v = static_cast<int32_t>(y[i]);
+    q[i] = static_cast<int8_t>(v < -128 ? -128 : v);
+  }
 }
 
 // E4M3FN byte of clamp(y, -448, 448): round to nearest even, subnormals (steps of 2^-9) included,

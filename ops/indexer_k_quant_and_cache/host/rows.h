@@ -12,8 +12,24 @@ inline void widen(const void* src, aop_dtype dtype, int64_t n, float* dst) {
   if (dtype == AOP_DTYPE_FLOAT32) {
     std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
   } else if (dtype == AOP_DTYPE_FLOAT16) {
-    const _Float16* s = static_cast<const _Float16*>(src);
-    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<float>(s[i]);
+    // Exact and vectorisable without F16C: the magnitude's bits moved into a float32's place
+    // (exponent rebias by a multiply by 2^112, which also normalises subnormals), then the sign;
+    // inf / NaN (exponent 31) fixed up after.
+    const uint16_t* s = static_cast<const uint16_t*>(src);
+    uint32_t* d = reinterpret_cast<uint32_t*>(dst);
+    for (int64_t i = 0; i < n; ++i) {
+      float f;
+      const uint32_t m = static_cast<uint32_t>(s[i] & 0x7FFFu) << 13;
+      std::memcpy(&f, &m, sizeof f);
+      f *= 0x1p112f;
+      uint32_t b;
+      std::memcpy(&b, &f, sizeof b);
+      d[i] = b | (static_cast<uint32_t>(s[i] & 0x8000u) << 16);
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      if ((s[i] & 0x7C00u) == 0x7C00u) d[i] = (static_cast<uint32_t>(s[i] & 0x8000u) << 16) | 0x7F800000u |
+                                              (static_cast<uint32_t>(s[i] & 0x3FFu) << 13);
+    }
   } else {  // bfloat16: the high half of a float32
     const uint16_t* s = static_cast<const uint16_t*>(src);
     uint32_t* d = reinterpret_cast<uint32_t*>(dst);

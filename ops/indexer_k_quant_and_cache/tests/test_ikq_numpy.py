@@ -85,3 +85,23 @@ def test_emulator_traffic_is_the_minimum(padding):
     assert totals["gm_write_bytes"] == written * (128 + 2 * 2) + cores * 8
     assert totals["gm_read_bytes"] == 1000 * 128 * 2 + 1000 * 8 + cores * cores * 64
     assert totals["gm_scalar_reads"] == 0
+
+
+@pytest.mark.parametrize("backend", ["cpu", "emu"])
+@pytest.mark.parametrize("scale_dtype", [np.float16, np.float32])
+def test_ties_round_to_even_and_tiny_scales(backend, scale_dtype):
+    """Rows whose amax is 127 (sc = 1): x / sc on every half-integer tie rounds to even; a row of
+    tiny values (its float16 scale subnormal) and a zero row (sc = 1)."""
+    ties = np.arange(-126.5, 127.0, 1.0, dtype=np.float32)            # 254 ties
+    k = np.zeros((4, 256), np.float32)
+    k[0, :254], k[0, 254:] = ties, [127.0, -127.0]
+    k[1, :254], k[1, 254:] = ties[::-1], [-127.0, 127.0]
+    k[2] = np.linspace(-3e-5, 3e-5, 256, dtype=np.float32)             # sc ~ 2.4e-7: a float16 subnormal
+    cache = np.full((2, 4, 256), 9, np.int8)
+    scales = np.full((2, 4, 1), 5, scale_dtype)
+    slots = np.array([1, 2, 5, 7], np.int32)
+    want_cache, want_scales = reference.indexer_k_quant_and_cache(k, cache, slots, scales, quant_block_size=256)
+    assert list(want_cache[0, 1, [0, 1, 126, 127, 128, 254]]) == [-126, -126, 0, 0, 2, 127]  # -126.5 -125.5 -0.5 0.5 1.5 127
+    indexer_k_quant_and_cache(k, cache, slots, k_scale_cache=scales, quant_block_size=256, backend=backend)
+    np.testing.assert_array_equal(cache, want_cache)
+    np.testing.assert_array_equal(scales.view(np.uint8), want_scales.view(np.uint8))
