@@ -10,8 +10,25 @@
 #include "host/quant_rules.h"
 #include "host/rows.h"
 
+// The row scan built per x86-64 level, as the CPU kernel's (host/cpu_kernel.cpp).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define AOP_IKQ_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define AOP_IKQ_CLONES
+#endif
+
 namespace aop::indexer_k_quant_and_cache {
 namespace {
+
+// The first group of a token's row whose float16 scale overflows, or -1 (its amax in *amax).
+AOP_IKQ_CLONES int64_t first_overflow(const void* src, aop_dtype dtype, const Dims& d, float* row, float* amax) {
+  rows::widen(src, dtype, d.head_dim, row);
+  for (int64_t g = 0; g < d.groups; ++g) {
+    *amax = rows::abs_max(row + g * d.quant_block, d.quant_block);
+    if (rules::float16_overflows(rules::int8_scale(*amax))) return g;
+  }
+  return -1;
+}
 
 constexpr const char* kOp = "indexer_k_quant_and_cache";
 
@@ -45,15 +62,14 @@ void check_data(const Args& a, const Dims& d) {
       throw kernel_error(record);
     }
     if (!scales || slot < 0) continue;
-    rows::widen(static_cast<const char*>(a.k.data) + t * d.k_row_stride * elem, a.k.dtype, d.head_dim, row.data());
-    for (int64_t g = 0; g < d.groups; ++g) {
-      const float amax = rows::abs_max(row.data() + g * d.quant_block, d.quant_block);
+    float amax = 0.0f;
+    const int64_t g = first_overflow(static_cast<const char*>(a.k.data) + t * d.k_row_stride * elem, a.k.dtype, d,
+                                     row.data(), &amax);
+    if (g >= 0) {
       const float sc = rules::int8_scale(amax);
-      if (rules::float16_overflows(sc)) {
-        const int64_t record[kIkqCheckWords] = {kIkqScaleOverflow, t, g, rules::bits_of(amax), rules::bits_of(sc),
-                                                0, 0, 0};
-        throw kernel_error(record);
-      }
+      const int64_t record[kIkqCheckWords] = {kIkqScaleOverflow, t, g, rules::bits_of(amax), rules::bits_of(sc),
+                                              0, 0, 0};
+      throw kernel_error(record);
     }
   }
 }

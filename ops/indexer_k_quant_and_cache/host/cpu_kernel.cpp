@@ -11,6 +11,20 @@
 #include "host/quant_rules.h"
 #include "host/rows.h"
 
+// No contraction of a multiply and an add into an FMA anywhere here: every rounding is the contract's.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+// The per-token work is built once per x86-64 level (v4: AVX-512; v3: AVX2 + F16C; the SSE2
+// baseline) and chosen at load time; the same loops and roundings in each (IEEE division, no FMA).
+// The tests run the level of the machine they run on.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define AOP_IKQ_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define AOP_IKQ_CLONES
+#endif
+
 namespace aop::indexer_k_quant_and_cache {
 namespace {
 
@@ -30,7 +44,7 @@ struct Plan {
 
 // One token: the codes of its D elements and its G scales at `slot`.
 // `row`: D float32 of scratch for the widened row, `y` another D.
-void quantize_token(const Plan& p, int64_t t, int64_t slot, float* row, float* y) {
+AOP_IKQ_CLONES void quantize_token(const Plan& p, int64_t t, int64_t slot, float* row, float* y) {
   const Dims& d = p.d;
   rows::widen(p.k + t * p.k_row_bytes, p.k_dtype, d.head_dim, row);
   const int64_t block = slot / d.block_size, offset = slot % d.block_size;
