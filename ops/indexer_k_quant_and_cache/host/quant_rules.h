@@ -1,0 +1,75 @@
+// The contract's scalar rules (shared/specs/quantized_cache_write.md section 2), bit-exact in
+// float32: the group scales, the E4M3FN encode and the int8 code. Host code only (the CPU kernel
+// and the data checks); the AscendC kernel has its own vector form of the int8 rule.
+#pragma once
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace aop::indexer_k_quant_and_cache::rules {
+
+inline uint32_t bits_of(float x) {
+  uint32_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
+}
+inline float float_of(uint32_t b) {
+  float x;
+  std::memcpy(&x, &b, sizeof x);
+  return x;
+}
+
+// Split int8: sc = fl32(amax / 127), 1 for a zero row.
+inline float int8_scale(float amax) { return amax == 0.0f ? 1.0f : amax / 127.0f; }
+
+// Fused: sc = fl32(max(amax, 1e-4) / 448); ue8m0: the next power of two >= sc, from the bits
+// (exact: the exponent of sc, one more if its mantissa is not zero; sc is a positive normal).
+inline float fp8_scale(float amax, bool ue8m0) {
+  const float sc = std::fmax(amax, 1e-4f) / 448.0f;
+  if (!ue8m0) return sc;
+  const uint32_t b = bits_of(sc);
+  const uint32_t exponent = (b >> 23) + ((b & 0x7FFFFFu) != 0 ? 1u : 0u);
+  return float_of(exponent << 23);
+}
+
+// The float16 overflow of a stored scale: its nearest-even float16 rounding is infinite
+// (65504 is the largest float16, 65520 the midpoint to the next power of two).
+inline bool float16_overflows(float sc) { return !(sc < 65520.0f); }
+
+// q[i] = clamp(round_half_even(fl32(x[i] / sc)), -128, 127) for i < n; y: n floats of scratch.
+// Passes the compiler vectorises on every x86-64 / AArch64 build (one loop with both clamps does
+// not if-convert): the upper clamp in float (+inf -> 127), the rounding by adding and subtracting
+// 1.5 * 2^23 (nearest even for |y| <= 2^22, in the default rounding mode; larger |y| is already
+// an integer or clamped), the lower clamp on the integer (-inf converts to INT_MIN -> -128).
+// NaN is outside the contract.
+inline void int8_codes(const float* x, float sc, int64_t n, int8_t* q, float* y) {
+  constexpr float kMagic = 12582912.0f;
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] / sc;
+  for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 127.0f ? 127.0f : y[i];
+  for (int64_t i = 0; i < n; ++i) y[i] = y[i] < -4194304.0f ? -4194304.0f : y[i];  // keeps the cast in int32
+  for (int64_t i = 0; i < n; ++i) y[i] = (y[i] + kMagic) - kMagic;
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t v = static_cast<int32_t>(y[i]);
+    q[i] = static_cast<int8_t>(v < -128 ? -128 : v);
+  }
+}
+
+// E4M3FN byte of clamp(y, -448, 448): round to nearest even, subnormals (steps of 2^-9) included,
+// -0.0 -> 0x80. y is not NaN.
+inline uint8_t e4m3fn_code(float y) {
+  const uint32_t sign = (bits_of(y) >> 24) & 0x80u;
+  float a = std::fabs(y);
+  if (a > 448.0f) a = 448.0f;
+  uint32_t mag;
+  if (a < 0.015625f) {  // below 2^-6: a subnormal (or zero), exactly a * 2^9 in steps of one
+    mag = static_cast<uint32_t>(std::nearbyint(a * 512.0f));  // 8 is the smallest normal, 0x08
+  } else {
+    // Round the float32 mantissa to 3 bits, nearest even; a carry moves into the exponent.
+    const uint32_t b = bits_of(a);
+    const uint32_t rounded = (b + 0x7FFFFu + ((b >> 20) & 1u)) >> 20;  // (exponent << 3) | mantissa
+    mag = rounded - ((127u - 7u) << 3);                                 // rebias 127 -> 7
+  }
+  return static_cast<uint8_t>(sign | mag);
+}
+
+}  // namespace aop::indexer_k_quant_and_cache::rules
