@@ -171,18 +171,171 @@ def test_vllm_reshape_and_cache_flash_compiles_without_graph_breaks():
         assert torch.equal(flat[[3, 0, 11, 7]], src[[0, 2, 3, 4]]) and not flat[[1, 2]].any()
 
 
+_FP8 = {"fp8": ("float8_e4m3fn", 448.0), "fp8_e4m3": ("float8_e4m3fn", 448.0), "fp8_e5m2": ("float8_e5m2", 57344.0)}
+
+
+def _vllm_fp8_codes(torch, x, scale, kv_cache_dtype):
+    """vLLM's scaled_vec_conversion: fp8(float(x) / scale) in float32, round to nearest even,
+    saturated to the format's largest finite value; here through torch's own float8 cast."""
+    fmt, bound = _FP8[kv_cache_dtype]
+    y = x.float() / scale.float().view(1, -1, 1)
+    return y.clamp(-bound, bound).to(getattr(torch, fmt)).view(torch.uint8)
+
+
 @needs_torch
 @pytest.mark.parametrize("kv_cache_dtype", ["fp8", "fp8_e4m3", "fp8_e5m2"])
-def test_vllm_fp8_cache_is_refused(kv_cache_dtype):
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("per_head", [False, True])
+def test_vllm_reshape_and_cache_flash_fp8(kv_cache_dtype, dtype, per_head):
+    """The fp8 modes as vLLM calls them (uint8 caches, float32 k_scale / v_scale [1] or
+    [num_heads]): byte-equal to vLLM's formula, computed here with torch's float8 cast; values
+    beyond the format's range saturate; padding slots leave the cache alone."""
+    import torch
+
+    from ascend_ops.compat import vllm
+
+    gen = torch.Generator().manual_seed(1)
+    tokens, heads, head_size, block_size, num_blocks = 37, 4, 64, 16, 8
+    tdtype = getattr(torch, dtype)
+    slot_mapping = torch.randperm(num_blocks * block_size, generator=gen)[:tokens]
+    slot_mapping[[3, 20]] = -1
+    key = (torch.randn(tokens, heads, head_size, generator=gen) * 30).to(tdtype)
+    value = (torch.randn(tokens, heads, head_size, generator=gen) * 3).to(tdtype)
+    key[0, 0, :4] = torch.tensor([1e4, -1e4, 0.0, -0.0]).to(tdtype)  # saturation and signed zeros
+    n = heads if per_head else 1
+    k_scale = torch.rand(n, generator=gen) * 0.5 + 0.05
+    v_scale = torch.rand(n, generator=gen) * 0.02 + 1e-3
+    key_cache = torch.full((num_blocks, block_size, heads, head_size), 0xA5, dtype=torch.uint8)
+    value_cache = key_cache.clone()
+    assert vllm.reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale,
+                                        v_scale) is None
+    live = slot_mapping >= 0
+    flat_k, flat_v = key_cache.view(-1, heads, head_size), value_cache.view(-1, heads, head_size)
+    assert torch.equal(flat_k[slot_mapping[live]], _vllm_fp8_codes(torch, key, k_scale, kv_cache_dtype)[live])
+    assert torch.equal(flat_v[slot_mapping[live]], _vllm_fp8_codes(torch, value, v_scale, kv_cache_dtype)[live])
+    untouched = torch.ones(num_blocks * block_size, dtype=torch.bool)
+    untouched[slot_mapping[live]] = False
+    assert (flat_k[untouched] == 0xA5).all() and (flat_v[untouched] == 0xA5).all()
+
+
+@needs_torch
+def test_vllm_reshape_and_cache_flash_fp8_into_a_float8_view():
+    """A cache held as torch.float8_e4m3fn is written through a uint8 view of the same memory; a
+    float8 format that is not the mode's is refused before anything is written."""
+    import torch
+
+    from ascend_ops.compat import vllm
+
+    key = torch.randn(3, 2, 32) * 4
+    cache = torch.zeros(2, 4, 2, 32, dtype=torch.float8_e4m3fn)
+    slots = torch.tensor([5, -1, 0])
+    vllm.reshape_and_cache_flash(key, None, cache, None, slots, "fp8", torch.tensor([0.5]), None)
+    got = cache.view(torch.uint8).view(-1, 2, 32)
+    want = _vllm_fp8_codes(torch, key, torch.tensor([0.5]), "fp8")
+    assert torch.equal(got[[5, 0]], want[[0, 2]])
+    e5 = torch.zeros(2, 4, 2, 32, dtype=torch.float8_e5m2)
+    with pytest.raises(TypeError, match="key_cache should hold the format of kv_cache_dtype 'fp8'"):
+        vllm.reshape_and_cache_flash(key, None, e5, None, slots, "fp8", torch.tensor([0.5]), None)
+    assert not e5.view(torch.uint8).any()
+
+
+@needs_torch
+def test_vllm_unknown_kv_cache_dtype_is_refused():
     import torch
 
     from ascend_ops.compat import vllm
 
     cache = torch.zeros(2, 4, 1, 16)
-    with pytest.raises(ValueError, match=r"kv_cache_dtype should be one of \('auto',\).*" + kv_cache_dtype):
+    with pytest.raises(ValueError, match=r"kv_cache_dtype should be one of .*'fp8_e5m2'.* but is 'fp8_inc'"):
         vllm.reshape_and_cache_flash(torch.ones(1, 1, 16), torch.ones(1, 1, 16), cache, cache.clone(),
-                                     torch.zeros(1, dtype=torch.long), kv_cache_dtype, torch.ones(1), torch.ones(1))
+                                     torch.zeros(1, dtype=torch.long), "fp8_inc", torch.ones(1), torch.ones(1))
     assert not cache.any()
+
+
+def _vllm_indexer_cache(torch, k, slot_mapping, num_blocks, block_size, qbs, ue8m0):
+    """vLLM's indexer_k_quant_and_cache, from its definition: per group of qbs elements a float32
+    scale max(amax, 1e-4) / 448 (ue8m0: the next power of two), E4M3FN codes of x / scale; a
+    block holds its block_size code rows, then block_size * G float32 scales."""
+    T, D = k.shape
+    G = D // qbs
+    x = k.float().view(T, G, qbs)
+    sc = x.abs().amax(-1).clamp_min(1e-4) / 448
+    if ue8m0:
+        mant, exp = torch.frexp(sc)  # sc = mant * 2**exp, mant in [0.5, 1)
+        sc = torch.ldexp(torch.ones_like(sc), torch.where(mant == 0.5, exp - 1, exp))
+    q = (x / sc[..., None]).clamp(-448, 448).to(torch.float8_e4m3fn).view(torch.uint8).view(T, D)
+    cache = torch.zeros(num_blocks, block_size * (D + 4 * G), dtype=torch.uint8)
+    for t, s in enumerate(slot_mapping.tolist()):
+        if s < 0:
+            continue
+        b, o = divmod(s, block_size)
+        cache[b, o * D:(o + 1) * D] = q[t]
+        at = block_size * D + 4 * o * G
+        cache[b, at:at + 4 * G] = sc[t].contiguous().view(torch.uint8)
+    return cache
+
+
+@needs_torch
+@pytest.mark.parametrize("scale_fmt", ["ue8m0", None, "fp8_e4m3"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_vllm_indexer_k_quant_and_cache(scale_fmt, dtype):
+    """vLLM's call (k [T, 128], the fused uint8 cache [num_blocks, block_size, 128 + 4],
+    quant_block_size 128, scale_fmt): byte-equal to vLLM's formula; only "ue8m0" rounds scales."""
+    import torch
+
+    from ascend_ops.compat import vllm
+
+    gen = torch.Generator().manual_seed(2)
+    tokens, D, qbs, block_size, num_blocks = 21, 128, 128, 8, 4
+    k = (torch.randn(tokens, D, generator=gen) * torch.rand(tokens, 1, generator=gen) * 5).to(getattr(torch, dtype))
+    k[4] = 0  # a zero row: the 1e-4 floor
+    slot_mapping = torch.randperm(num_blocks * block_size, generator=gen)[:tokens]
+    slot_mapping[9] = -1
+    kv_cache = torch.zeros(num_blocks, block_size, D + 4 * (D // qbs), dtype=torch.uint8)
+    assert vllm.indexer_k_quant_and_cache(k, kv_cache, slot_mapping, qbs, scale_fmt) is None
+    want = _vllm_indexer_cache(torch, k, slot_mapping, num_blocks, block_size, qbs, scale_fmt == "ue8m0")
+    assert torch.equal(kv_cache.view(num_blocks, -1), want)
+
+
+@needs_torch
+@pytest.mark.parametrize("granularity", ["tensor", "channel"])
+def test_vllm_ascend_c8_write(granularity):
+    """vllm-ascend's C8 store (bfloat16 K/V padded beyond the slots, the layer's flattened scale /
+    offset parameters in bfloat16): codes are clamp(round(x / scale + offset)) in float32, and
+    within one of vllm-ascend's own bfloat16 reciprocal path."""
+    import torch
+
+    from ascend_ops.compat import vllm_ascend
+
+    gen = torch.Generator().manual_seed(3)
+    padded, tokens, heads, head_size, block_size, num_blocks = 12, 9, 2, 32, 4, 6
+    key = (torch.randn(padded, heads, head_size, generator=gen) * 2).to(torch.bfloat16)
+    value = (torch.randn(padded, heads, head_size, generator=gen) * 2).to(torch.bfloat16)
+    n = heads * head_size if granularity == "channel" else 1
+    k_scale = (torch.rand(n, generator=gen) * 0.03 + 0.02).to(torch.bfloat16)
+    v_scale = (torch.rand(n, generator=gen) * 0.03 + 0.02).to(torch.bfloat16)
+    k_offset = torch.randint(-3, 4, (n,), generator=gen).to(torch.bfloat16)
+    slot_mapping = torch.randperm(num_blocks * block_size, generator=gen)[:tokens].to(torch.int32)
+    key_cache = torch.zeros(num_blocks, block_size, heads, head_size, dtype=torch.int8)
+    value_cache = torch.zeros_like(key_cache)
+    assert vllm_ascend.reshape_and_cache_c8(key, value, key_cache, value_cache, slot_mapping, k_scale, k_offset,
+                                            v_scale, None) is None
+
+    def ours(x, scale, offset):
+        y = x[:tokens].float() / scale.float().view(-1, head_size if n > 1 else 1)
+        if offset is not None:
+            y = y + offset.float().view(-1, head_size if n > 1 else 1)
+        return torch.clamp(torch.round(y), -128, 127).to(torch.int8)
+
+    def theirs(x, scale, offset):  # vllm-ascend's torch path, in the parameters' dtype
+        inv = (1.0 / scale).view(-1, head_size if n > 1 else 1)
+        y = x[:tokens] * inv + (offset.view(-1, head_size if n > 1 else 1) if offset is not None else 0)
+        return torch.clamp(torch.round(y), -128, 127).to(torch.int8)
+
+    got_k = key_cache.view(-1, heads, head_size)[slot_mapping.long()]
+    got_v = value_cache.view(-1, heads, head_size)[slot_mapping.long()]
+    assert torch.equal(got_k, ours(key, k_scale, k_offset)) and torch.equal(got_v, ours(value, v_scale, None))
+    assert (got_k.int() - theirs(key, k_scale, k_offset).int()).abs().max() <= 1
 
 
 # --- custom_pypto and vllm-ascend / torch_npu (PyTorch) ---------------------------------------------
@@ -569,3 +722,10 @@ def test_missing_sparse_flash_attention_names_its_package(monkeypatch):
     monkeypatch.delitem(sys.modules, "ascend_ops.compat.torch_npu", raising=False)
     with pytest.raises(ImportError, match="install the ascend-op-sparse-flash-attention package"):
         importlib.import_module("ascend_ops.compat.torch_npu")
+
+
+def test_missing_indexer_k_quant_and_cache_names_its_package(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ascend_ops.indexer_k_quant_and_cache", None)
+    monkeypatch.delitem(sys.modules, "ascend_ops.compat.vllm", raising=False)
+    with pytest.raises(ImportError, match="install the ascend-op-indexer-k-quant-and-cache package"):
+        importlib.import_module("ascend_ops.compat.vllm")

@@ -7,12 +7,17 @@ module                     their call                                           
 ``ms_custom_ops``          ``ms_custom_ops.sparse_flash_attention``                 sparse_flash_attention
 ``mindspore_ops``          ``mindspore.ops.sparse_flash_attention``                 sparse_flash_attention
 ``vllm_mindspore``         ``vllm_mindspore._custom_ops.advance_step_flashattn``    adv_step_flash
-``vllm``                   ``vllm._custom_ops.reshape_and_cache_flash``             reshape_and_cache
+``vllm``                   ``vllm._custom_ops.reshape_and_cache_flash`` ("auto",    reshape_and_cache
+                           fp8 with k_scale / v_scale)
+``vllm``                   ``vllm._custom_ops.indexer_k_quant_and_cache`` (fused    indexer_k_quant_and_cache
+                           fp8 + float32 scale cache, ue8m0)
 ``custom_pypto``           ``torch.ops.custom.npu_lightning_indexer_pto``           lightning_indexer
 ``vllm_ascend``            ``torch.ops.custom.npu_lightning_indexer`` (vllm-ascend  lightning_indexer
                            / torch_npu keyword form)
 ``vllm_ascend``            ``torch.ops._C_ascend.npu_sparse_flash_attention``       sparse_flash_attention
                            (vllm-ascend's schema: attention_mode defaults to 2)
+``vllm_ascend``            C8 write (``_quantize_kv_to_int8`` +                     reshape_and_cache
+                           ``torch_npu._npu_reshape_and_cache``), fused
 ``torch_npu``              ``torch_npu.npu_sparse_flash_attention`` (torch_npu's    sparse_flash_attention
                            defaults: layout_kv "BSND", attention_mode 0)
 ``cann_ops_transformer``   ``torch.ops.cann_ops_transformer.lightning_indexer``     lightning_indexer

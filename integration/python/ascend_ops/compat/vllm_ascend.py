@@ -1,5 +1,6 @@
 """vllm-ascend / torch_npu call forms (``torch.ops.custom.npu_lightning_indexer``,
-``torch.ops._C_ascend.npu_sparse_flash_attention``), translated to ascend-ops (PyTorch)."""
+``torch.ops._C_ascend.npu_sparse_flash_attention``, the C8 KV-cache write), translated to
+ascend-ops (PyTorch)."""
 from __future__ import annotations
 
 from ._indexer import lightning_indexer as _lightning_indexer
@@ -8,8 +9,9 @@ from ._sfa import npu_sparse_flash_attention as _sparse_flash_attention
 
 _op = require_op("ascend_ops.lightning_indexer", "ascend-op-lightning-indexer", __name__)
 _sfa_op = require_op("ascend_ops.sparse_flash_attention", "ascend-op-sparse-flash-attention", __name__)
+_rac_op = require_op("ascend_ops.reshape_and_cache", "ascend-op-reshape-and-cache", __name__)
 
-__all__ = ["npu_lightning_indexer", "npu_sparse_flash_attention"]
+__all__ = ["npu_lightning_indexer", "npu_sparse_flash_attention", "reshape_and_cache_c8"]
 
 _NO_LIMIT = 9223372036854775807  # 2**63 - 1
 
@@ -52,3 +54,24 @@ def npu_sparse_flash_attention(query, key, value, sparse_indices, scale_value, *
                                    actual_seq_lengths_query, actual_seq_lengths_kv, query_rope, key_rope,
                                    sparse_block_size, layout_query, layout_kv, sparse_mode, pre_tokens, next_tokens,
                                    attention_mode, return_softmax_lse)
+
+
+def reshape_and_cache_c8(key, value, key_cache, value_cache, slot_mapping, k_cache_scale, k_cache_offset,
+                         v_cache_scale, v_cache_offset):
+    """vllm-ascend's C8 KV-cache write (``AscendC8AttentionBackendImpl``: ``_quantize_kv_to_int8``,
+    then ``torch_npu._npu_reshape_and_cache``) as one fused write: ``q = clamp(round(x / scale +
+    offset), -128, 127)`` into the int8 caches (ND ``[num_blocks, block_size, H, D]``), with the
+    layer's C8 parameters as vllm-ascend holds them after loading (``k_cache_scale`` /
+    ``k_cache_offset`` / ``v_cache_scale`` / ``v_cache_offset``: flattened ``[1]`` or ``[H * D]``,
+    in the model's dtype; offsets may be None for symmetric checkpoints). ``key`` / ``value`` may
+    be padded: only the first ``len(slot_mapping)`` tokens are written. Returns None.
+
+    The quotient is computed in float32 (ascend-ops' rule for every backend); vllm-ascend's torch
+    path multiplies by a reciprocal in the scales' dtype (bfloat16 in practice), so a code can
+    differ from it by one where that rounding moves it across a half-integer.
+    -> ``ascend_ops.reshape_and_cache.reshape_and_cache(key, value, key_cache, value_cache,
+    slot_mapping, kv_cache_dtype="int8", k_scale=..., v_scale=..., k_offset=..., v_offset=...)``."""
+    _rac_op.reshape_and_cache(key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype="int8",
+                              k_scale=k_cache_scale, v_scale=v_cache_scale, k_offset=k_cache_offset,
+                              v_offset=v_cache_offset)
+    return None
