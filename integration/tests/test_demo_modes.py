@@ -126,3 +126,60 @@ def test_cli_demo_one_mode_with_plot(tmp_path, capsys):
 def test_cli_demo_rejects_bad_sizes(capsys):
     assert cli.main(["demo", "--steps", "0"]) == 2
     assert "steps should be >= 1" in capsys.readouterr().err
+
+
+# --- int8 caches (--kv-cache-dtype int8) ----------------------------------------------------------
+INT8 = Config(steps=3, kv_cache_dtype="int8")
+
+
+def test_int8_reference_stores_codes_and_is_robust_to_boundary_codes():
+    """The int8 reference reads back clip(rint(x / s)) * s, so it differs from the float model;
+    flipping every code near a rounding boundary (what float32 engines may store there) leaves
+    its tokens alone, so exact agreement is not luck."""
+    w, p = model.weights(INT8), model.plan(INT8)
+    float_ref = reference.generate(INT8, w, p)
+    scales = model.kv_scales(INT8, float_ref.cache_amax)
+    assert [tuple(a.shape for a in pair) for pair in scales] == [((INT8.latent,), (INT8.rope,))] * INT8.layers
+    assert all(a.dtype == np.float32 and (a > 0).all() for pair in scales for a in pair)
+    q = reference.generate(INT8, w, p, scales)
+    assert 0 <= q.min_code_margin <= 0.5 and q.min_logit_margin > 1e-4
+    flipped = reference.generate(INT8, w, p, scales, flip_below=runner.FLIP_BELOW)
+    assert flipped.flipped > 0
+    np.testing.assert_array_equal(flipped.tokens, q.tokens)
+    # the quantizer is the contract's int8 rule: round half to even, clip to [-128, 127]
+    quantize = reference._Quantizer()
+    x = np.array([0.5, 1.5, -2.5, 300.0, -300.0, 0.26])
+    np.testing.assert_array_equal(quantize(x, np.full(6, 0.5)) / 0.5, [1, 3, -5, 127, -128, 1])
+
+
+@pytest.fixture(scope="module")
+def int8_report():
+    pytest.importorskip("ascend_ops.indexer_k_quant_and_cache", reason="ascend_ops.indexer_k_quant_and_cache "
+                        "is not installed")
+    out, err = io.StringIO(), io.StringIO()
+    report = run(INT8, MODES, out=out, err=err)
+    return report, out.getvalue()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_int8_every_mode_matches_the_int8_reference(int8_report, mode):
+    report, out = int8_report
+    result = next(r for r in report.results if r.mode == mode)
+    if result.status == runner.SKIPPED:
+        pytest.skip(result.detail)
+    assert result.status == runner.OK, (result.detail, out)
+    np.testing.assert_array_equal(result.tokens, report.ref.tokens)
+
+
+def test_int8_report_names_the_quantizing_ops(int8_report):
+    report, out = int8_report
+    assert report.sensitivity is not None and "tokens unchanged" in out
+    eager = next(r for r in report.results if r.mode == "torch eager")
+    if eager.status == runner.OK:
+        assert {"reshape_and_cache", "indexer_k_quant_and_cache"} <= set(eager.breakdown())
+
+
+def test_cli_rejects_an_unknown_kv_cache_dtype(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["demo", "--kv-cache-dtype", "fp8"])
+    assert "invalid choice" in capsys.readouterr().err

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .model import Config
+from .model import KV_CACHE_DTYPES, Config
 
 _MODES = ("torch-eager", "torch-compile", "mindspore-pynative", "mindspore-graph")
 
@@ -17,7 +17,8 @@ def run_demo(args: argparse.Namespace) -> int:
 
     try:
         cfg = Config(steps=args.steps, seed=args.seed, sparse_count=args.sparse_count,
-                     prompt_lens=tuple(args.prompt_lens) if args.prompt_lens else Config().prompt_lens)
+                     prompt_lens=tuple(args.prompt_lens) if args.prompt_lens else Config().prompt_lens,
+                     kv_cache_dtype=args.kv_cache_dtype)
     except ValueError as exc:
         print(f"ascend-ops demo: {exc}", file=sys.stderr)
         return 2
@@ -47,6 +48,10 @@ def add_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> No
     p.add_argument("--sparse-count", type=int, default=default.sparse_count,
                    help=f"the indexer's top-k (default {default.sparse_count})")
     p.add_argument("--seed", type=int, default=default.seed, help=f"weights and prompts seed (default {default.seed})")
+    p.add_argument("--kv-cache-dtype", default="auto", choices=KV_CACHE_DTYPES,
+                   help="auto: float32 caches (default); int8: 8-bit latent / rope caches with static scales "
+                        "(reshape_and_cache's int8 mode) and 8-bit indexer keys with a scale per token "
+                        "(indexer_k_quant_and_cache), compared with a reference that stores the same codes")
     p.add_argument("--torch-backend", default="inductor", choices=("inductor", "aot_eager"),
                    help="torch.compile backend (default inductor)")
     p.add_argument("--plot", metavar="FILE.png", type=Path, help="write the time breakdown as a chart")

@@ -16,7 +16,7 @@ the graph, on the same metadata tensors.
 """
 from __future__ import annotations
 
-from typing import Dict
+from typing import Dict, List, Optional
 
 import numpy as np
 
@@ -43,7 +43,18 @@ def _modules():
     return ms, nn, ops, rac_ms, li_ms, sfa_ms, asf_ms
 
 
-def _build_cell(cfg: Config, weights: Dict[str, np.ndarray], plan: Plan, rac, li, sfa):
+def _ikq_module():
+    """indexer_k_quant_and_cache's MindSpore front door (int8 caches only)."""
+    from ascend_ops.common.loader import load_native
+
+    load_native("ascend_ops.indexer_k_quant_and_cache", "mindspore")
+    from ascend_ops.indexer_k_quant_and_cache import ms as ikq_ms
+
+    return ikq_ms
+
+
+def _build_cell(cfg: Config, weights: Dict[str, np.ndarray], plan: Plan, rac, li, sfa, ikq=None,
+                scales: Optional[List] = None):
     ms, nn, ops, _, _, _, _ = _modules()
     k_sel = cfg.sparse_count
     scale, index_scale, eps = cfg.scale, cfg.index_scale, cfg.eps     # Python floats: graph constants
@@ -58,16 +69,39 @@ def _build_cell(cfg: Config, weights: Dict[str, np.ndarray], plan: Plan, rac, li
             t = {k: ms.Tensor(v) for k, v in weights.items()}
             self.embed, self.pos_embed, self.norm_f, self.w_out = t["embed"], t["pos_embed"], t["norm_f"], t["w_out"]
             self.layers = tuple(tuple(ms.Tensor(a) for a in layer) for layer in engine_layers(cfg, weights))
-            def caches(name, width):
+            cache_dtype = np.int8 if cfg.quantized else np.float32
+
+            def caches(name, width, dtype=cache_dtype):
                 shape = (plan.num_blocks, cfg.block_size, 1, width)
                 return ms.ParameterTuple(
-                    [ms.Parameter(ms.Tensor(np.zeros(shape, np.float32)), name=f"{name}{i}", requires_grad=False)
+                    [ms.Parameter(ms.Tensor(np.zeros(shape, dtype)), name=f"{name}{i}", requires_grad=False)
                      for i in range(cfg.layers)])
 
             self.latent_caches = caches("latent_cache", cfg.latent)
             self.rope_caches = caches("rope_cache", cfg.rope)
             self.index_caches = caches("index_cache", cfg.index_dim)
-            self.rac, self.li, self.sfa = rac, li, sfa
+            if cfg.quantized:  # the index keys' float32 scale per token; the static latent / rope scales
+                self.index_scales = caches("index_scale", 1, np.float32)
+                self.scales = tuple(tuple(ms.Tensor(a) for a in pair) for pair in scales)
+            self.rac, self.li, self.sfa, self.ikq = rac, li, sfa, ikq
+
+        def write_caches(self, i, latent, k_rope, index_key, slots):
+            """Write layer i's new rows; return the caches the readers take (int8 caches:
+            dequantized float32 copies, since lightning_indexer and sparse_flash_attention read
+            float caches)."""
+            latent_cache, rope_cache, index_cache = self.latent_caches[i], self.rope_caches[i], self.index_caches[i]
+            if not cfg.quantized:
+                self.rac(latent, k_rope, latent_cache, rope_cache, slots)     # latent as key, rope as value
+                self.rac(index_key, None, index_cache, None, slots)            # key-only
+                return latent_cache, rope_cache, index_cache
+            latent_scale, rope_scale = self.scales[i]
+            index_scales = self.index_scales[i]
+            self.rac(latent, k_rope, latent_cache, rope_cache, slots, kv_cache_dtype="int8", k_scale=latent_scale,
+                     v_scale=rope_scale)
+            self.ikq(index_key.reshape(-1, cfg.index_dim), index_cache, slots, k_scale_cache=index_scales,
+                     quant_block_size=cfg.index_dim)
+            return (ops.cast(latent_cache, ms.float32) * latent_scale, ops.cast(rope_cache, ms.float32) * rope_scale,
+                    ops.cast(index_cache, ms.float32) * index_scales)
 
         def construct(self, tokens, positions, slots, lens_q, lens_k, rows, block_tables):
             """tokens / positions [B, S] int32, slots [B*S], lens_q / lens_k [B], rows [B] (the flat
@@ -76,14 +110,12 @@ def _build_cell(cfg: Config, weights: Dict[str, np.ndarray], plan: Plan, rac, li
             x = ops.gather(self.embed, tokens, 0) + ops.gather(self.pos_embed, positions, 0)
             for i in range(cfg.layers):
                 norm1, w_proj, wo_latent, norm2, w1, w2 = self.layers[i]
-                latent_cache, rope_cache, index_cache = self.latent_caches[i], self.rope_caches[i], self.index_caches[i]
                 h = rms(x, norm1)
                 proj = ops.matmul(h, w_proj).reshape(b * s, -1)   # [T, q_latent | q_rope | latent | k_rope | iq | ik | iw]
                 latent = proj[:, o_c:o_kr].reshape(b * s, 1, cfg.latent)
                 k_rope = proj[:, o_kr:o_iq].reshape(b * s, 1, cfg.rope)
                 index_key = proj[:, o_ik:o_iw].reshape(b * s, 1, cfg.index_dim)
-                self.rac(latent, k_rope, latent_cache, rope_cache, slots)     # latent as key, rope as value
-                self.rac(index_key, None, index_cache, None, slots)            # key-only
+                latent_cache, rope_cache, index_cache = self.write_caches(i, latent, k_rope, index_key, slots)
                 iq = proj[:, o_iq:o_ik].contiguous().reshape(b, s, cfg.index_heads, cfg.index_dim)
                 iw = (proj[:, o_iw:] * index_scale).reshape(b, s, cfg.index_heads)
                 sel, _ = self.li(iq, index_cache, iw, lens_q, lens_k, block_tables, layout_query="BSND",
@@ -118,7 +150,7 @@ class MindSporeEngine:
     """
 
     def __init__(self, cfg: Config, weights: Dict[str, np.ndarray], plan: Plan, *, graph: bool,
-                 timer: Timer) -> None:
+                 timer: Timer, scales: Optional[List] = None) -> None:
         ms, _, _, rac_ms, li_ms, sfa_ms, asf_ms = _modules()
         if ms.get_context("device_target") != "CPU":
             ms.set_context(device_target="CPU")
@@ -126,13 +158,15 @@ class MindSporeEngine:
         from mindspore.graph.api import _pynative_executor  # private, but the only CPU-capable wait
 
         timer.sync = _pynative_executor.sync
-        if graph:
-            rac, li, sfa = rac_ms.reshape_and_cache, li_ms.lightning_indexer, sfa_ms.sparse_flash_attention
-        else:
-            rac = timer.wrap("reshape_and_cache", rac_ms.reshape_and_cache)
-            li = timer.wrap("lightning_indexer", li_ms.lightning_indexer)
-            sfa = timer.wrap("sparse_flash_attention", sfa_ms.sparse_flash_attention)
-        self.net = _build_cell(cfg, weights, plan, rac, li, sfa)
+        rac, li, sfa = rac_ms.reshape_and_cache, li_ms.lightning_indexer, sfa_ms.sparse_flash_attention
+        ikq = _ikq_module().indexer_k_quant_and_cache if cfg.quantized else None
+        if not graph:
+            rac = timer.wrap("reshape_and_cache", rac)
+            li = timer.wrap("lightning_indexer", li)
+            sfa = timer.wrap("sparse_flash_attention", sfa)
+            if ikq is not None:
+                ikq = timer.wrap("indexer_k_quant_and_cache", ikq)
+        self.net = _build_cell(cfg, weights, plan, rac, li, sfa, ikq, scales)
         self.forward = timer.wrap(GRAPH, ms.jit(self.net)) if graph else self.net
         self.advance = timer.wrap("adv_step_flash", asf_ms.advance_step_flashattn)
         b = cfg.batch

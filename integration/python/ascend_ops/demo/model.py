@@ -39,7 +39,15 @@ from typing import Dict, List, Tuple
 
 import numpy as np
 
-__all__ = ["Config", "Plan", "weights", "plan", "engine_layers", "LAYER_WEIGHTS", "ENGINE_LAYER_WEIGHTS"]
+__all__ = ["Config", "Plan", "weights", "plan", "engine_layers", "kv_scales", "LAYER_WEIGHTS", "ENGINE_LAYER_WEIGHTS",
+           "KV_CACHE_DTYPES"]
+
+#: The demo's cache formats. "auto": float32 caches. "int8": the latent and rope caches in int8 with
+#: static per-channel scales (reshape_and_cache's int8 mode, calibrated on the float model), the
+#: indexer keys in int8 with a float32 scale per token (indexer_k_quant_and_cache, Ascend's split
+#: layout); lightning_indexer and sparse_flash_attention read float caches, so the engines
+#: dequantize the caches for them (``(q - 0) * scale``) until the 8-bit readers land.
+KV_CACHE_DTYPES = ("auto", "int8")
 
 #: Per-layer weight names of :func:`weights`.
 LAYER_WEIGHTS = ("norm1", "wq_nope", "wq_rope", "w_dkv", "w_kr", "w_uk", "w_uv", "wo", "wq_index", "wk_index",
@@ -70,6 +78,7 @@ class Config:
     steps: int = 24             # decode steps: each sequence yields steps + 1 tokens
     seed: int = 15             # greedy margins >= 2.0e-3, indexer boundary gaps >= 1.7e-4 (relative)
     eps: float = 1e-6
+    kv_cache_dtype: str = "auto"  # "int8": 8-bit caches (see KV_CACHE_DTYPES)
 
     def __post_init__(self) -> None:
         if self.steps < 1:
@@ -78,6 +87,8 @@ class Config:
             raise ValueError(f"demo: prompt lengths should be >= 1, got {self.prompt_lens}")
         if not 1 <= self.sparse_count <= 8192:
             raise ValueError(f"demo: sparse_count should be in [1, 8192], got {self.sparse_count}")
+        if self.kv_cache_dtype not in KV_CACHE_DTYPES:
+            raise ValueError(f"demo: kv_cache_dtype should be one of {KV_CACHE_DTYPES}, got {self.kv_cache_dtype!r}")
 
     @property
     def batch(self) -> int:
@@ -100,7 +111,13 @@ class Config:
         return (f"vocab {self.vocab}, hidden {self.hidden}, {self.layers} layers, MLA: {self.heads} heads "
                 f"(nope {self.qk_nope} + rope {self.rope}, v {self.v_dim}) over a {self.latent}-wide latent + "
                 f"{self.rope}-wide rope cache, indexer {self.index_heads} heads x {self.index_dim}, "
-                f"ffn {self.ffn}, float32, seed {self.seed}")
+                f"ffn {self.ffn}, float32, seed {self.seed}"
+                + (", int8 caches (latent and rope: static per-channel scales; indexer keys: a dynamic scale per token)"
+                   if self.quantized else ""))
+
+    @property
+    def quantized(self) -> bool:
+        return self.kv_cache_dtype == "int8"
 
 
 def weights(cfg: Config) -> Dict[str, np.ndarray]:
@@ -235,3 +252,11 @@ def proj_split(cfg: Config) -> Tuple[int, int, int, int, int, int, int, int]:
     ik = iq + cfg.index_heads * cfg.index_dim
     iw = ik + cfg.index_dim
     return q_lat, q_rope, latent, k_rope, iq, ik, iw, iw + cfg.index_heads
+
+
+def kv_scales(cfg: Config, cache_amax: List[Tuple[np.ndarray, np.ndarray]]) -> List[Tuple[np.ndarray, np.ndarray]]:
+    """The static int8 scales of every layer's latent and rope caches: float32 ``amax / 127`` per
+    channel (1 where a channel was always 0), from the largest magnitudes a calibration run cached
+    (``reference.Result.cache_amax`` of the float model): a checkpoint's calibrated C8 scales."""
+    del cfg
+    return [tuple(np.where(a > 0, a / 127.0, 1.0).astype(np.float32) for a in layer) for layer in cache_amax]

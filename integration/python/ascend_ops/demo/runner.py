@@ -15,15 +15,19 @@ from ascend_ops.common.frameworks import is_installed
 from ascend_ops.common.table import format_table
 
 from . import reference
-from .model import Config, Plan, plan as make_plan, weights as make_weights
+from .model import Config, Plan, kv_scales, plan as make_plan, weights as make_weights
 from .timing import GRAPH as GRAPH_BUCKET, Timer
 
 __all__ = ["MODES", "OPS", "ModeResult", "Report", "run", "run_mode", "write_plot"]
 
 #: The modes, in the order they run.
 MODES = ("torch eager", "torch compile", "mindspore pynative", "mindspore graph")
-#: The ops the engines time one by one in eager modes.
-OPS = ("reshape_and_cache", "lightning_indexer", "sparse_flash_attention", "adv_step_flash")
+#: The ops the engines time one by one in eager modes (indexer_k_quant_and_cache: int8 caches).
+OPS = ("reshape_and_cache", "indexer_k_quant_and_cache", "lightning_indexer", "sparse_flash_attention",
+       "adv_step_flash")
+#: The sensitivity run of int8 caches: every code closer than this (relative) to a rounding
+#: boundary takes its other neighbour; the reference's tokens must not change.
+FLIP_BELOW = 1e-4
 OTHER = "framework ops + host"
 
 OK, MISMATCH, FAILED, SKIPPED = "match", "MISMATCH", "FAILED", "skipped"
@@ -67,6 +71,7 @@ class Report:
     cfg: Config
     ref: reference.Result
     results: List[ModeResult]
+    sensitivity: Optional[reference.Result] = None  # int8 caches: the reference with boundary codes flipped
 
     @property
     def exit_status(self) -> int:
@@ -87,29 +92,32 @@ def _progress(err: TextIO, label: str, done: int, total: int, start: float) -> N
         err.write(line + "\n")
 
 
-def _engine(mode: str, cfg: Config, w: Dict[str, np.ndarray], p: Plan, timer: Timer, torch_backend: str):
+def _engine(mode: str, cfg: Config, w: Dict[str, np.ndarray], p: Plan, timer: Timer, torch_backend: str,
+            scales: Optional[List]):
     framework = mode.split()[0]
     if not is_installed(framework):
         raise FrameworkMissing(f"{framework} is not installed")
     if framework == "torch":
         from .torch_engine import TorchEngine
 
-        return TorchEngine(cfg, w, p, compiled=mode == "torch compile", timer=timer, backend=torch_backend)
+        return TorchEngine(cfg, w, p, compiled=mode == "torch compile", timer=timer, backend=torch_backend,
+                           scales=scales)
     import mindspore  # noqa: F401  (before the adapters: numpy < 2 beside mindspore 2.10)
 
     from .mindspore_engine import MindSporeEngine
 
-    return MindSporeEngine(cfg, w, p, graph=mode == "mindspore graph", timer=timer)
+    return MindSporeEngine(cfg, w, p, graph=mode == "mindspore graph", timer=timer, scales=scales)
 
 
 def run_mode(mode: str, cfg: Config, w: Dict[str, np.ndarray], p: Plan, want: np.ndarray, *,
-             err: TextIO = sys.stderr, torch_backend: str = "inductor") -> ModeResult:
-    """Prefill, then ``cfg.steps`` decode steps in ``mode``; compare with ``want`` [B, steps + 1]."""
+             err: TextIO = sys.stderr, torch_backend: str = "inductor", scales: Optional[List] = None) -> ModeResult:
+    """Prefill, then ``cfg.steps`` decode steps in ``mode``; compare with ``want`` [B, steps + 1].
+    ``scales``: the static latent / rope scales of int8 caches (:func:`.model.kv_scales`)."""
     result = ModeResult(mode, compiled=mode in ("torch compile", "mindspore graph"))
     timer = Timer()
     start = time.perf_counter()
     try:
-        engine = _engine(mode, cfg, w, p, timer, torch_backend)
+        engine = _engine(mode, cfg, w, p, timer, torch_backend, scales)
         result.setup_s = time.perf_counter() - start
         t0 = time.perf_counter()
         tokens = [engine.prefill()]
@@ -230,6 +238,11 @@ def run(cfg: Config, modes: Sequence[str] = MODES, *, out: TextIO = sys.stdout, 
         raise ValueError(f"demo: unknown mode(s) {unknown}; modes are {list(MODES)}")
     w, p = make_weights(cfg), make_plan(cfg)
     ref = reference.generate(cfg, w, p)
+    scales = sensitivity = None
+    if cfg.quantized:  # calibrated on the float model, as a checkpoint's C8 scales are
+        scales = kv_scales(cfg, ref.cache_amax)
+        ref = reference.generate(cfg, w, p, scales)
+        sensitivity = reference.generate(cfg, w, p, scales, flip_below=FLIP_BELOW)
     print("ascend-ops demo: DeepSeek-V3.2-style sparse-attention decode on a paged KV cache", file=out)
     print(f"model:     {cfg.describe()}", file=out)
     longest = max(cfg.prompt_lens) + cfg.steps
@@ -240,17 +253,28 @@ def run(cfg: Config, modes: Sequence[str] = MODES, *, out: TextIO = sys.stdout, 
     print(f"engine:    prefill: reshape_and_cache (latent + rope, indexer key) -> lightning_indexer -> "
           f"sparse_flash_attention (absorbed MLA over the selected tokens); each step: the same, greedy sample, "
           f"adv_step_flash", file=out)
+    if cfg.quantized:
+        print("           int8 caches: reshape_and_cache kv_cache_dtype=\"int8\" (static per-channel scales "
+              "calibrated on the float model) and indexer_k_quant_and_cache (int8 + a float32 scale per token); "
+              "the indexer and the attention read dequantized copies", file=out)
     print(f"reference: NumPy float64, dense (no paging, no ops): smallest greedy margin {ref.min_logit_margin:.1e}, "
           f"smallest indexer top-k boundary gap {ref.min_index_gap:.1e} (relative to the row's largest value; "
           f"float32 rounding ~1e-6) over {ref.selections} selections ({ref.zero_ties} exact ties of zero scores, "
           f"broken by position)", file=out)
+    if sensitivity is not None:
+        same = np.array_equal(sensitivity.tokens, ref.tokens)
+        print(f"int8:      the reference stores the caches' codes too; smallest distance of a code's quotient to a "
+              f"rounding boundary {ref.min_code_margin:.1e} (relative): below float32 rounding an engine may store "
+              f"the neighbouring code, so the reference was rerun with all {sensitivity.flipped} codes closer than "
+              f"{FLIP_BELOW:.0e} flipped: tokens {'unchanged' if same else 'CHANGED (agreement would be luck)'}",
+              file=out)
     out.flush()
     results = []
     for mode in modes:
-        results.append(run_mode(mode, cfg, w, p, ref.tokens, err=err, torch_backend=torch_backend))
+        results.append(run_mode(mode, cfg, w, p, ref.tokens, err=err, torch_backend=torch_backend, scales=scales))
         if results[-1].status == SKIPPED:
             err.write(f"{mode:<19} skipped: {results[-1].detail}\n")
-    report = Report(cfg, ref, results)
+    report = Report(cfg, ref, results, sensitivity)
     print("", file=out)
     _print_report(report, p, out)
     if plot is not None:

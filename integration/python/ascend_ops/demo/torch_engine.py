@@ -3,6 +3,8 @@
 One forward function serves both modes. The ops are ``torch.ops.ascend_ops.*`` (their schemas
 carry the alias annotations ``torch.compile`` needs to keep the in-place cache writes). Eager:
 reshape_and_cache, lightning_indexer and sparse_flash_attention are wrapped by the timer.
+With int8 caches (``cfg.kv_cache_dtype``) reshape_and_cache quantizes the latent and rope rows
+on write and indexer_k_quant_and_cache the indexer keys; the readers get dequantized copies.
 Compiled: the decode step's forward (every layer's reshape_and_cache calls, lightning_indexer,
 sparse_flash_attention, MLP and the greedy argmax) is one ``fullgraph`` graph, compiled once and
 replayed every step, timed as a whole (sparse_flash_attention's scale_value is a Python float
@@ -11,7 +13,7 @@ runs once, eagerly (a second graph would double the compile time for one call).
 """
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import numpy as np
 
@@ -28,25 +30,43 @@ def _rms(x, g, eps: float):
     return x * torch.rsqrt(torch.mean(x * x, dim=-1, keepdim=True) + eps) * g
 
 
-def _forward(cfg: Config, w: Dict, layers: List, rac, li, sfa, tokens, positions, slots, lens_q, lens_k, last,
-             block_tables, caches):
+def _write_caches(cfg: Config, ops, latent, k_rope, index_key, slots, caches, scales):
+    """Write one layer's new rows; return the (latent, rope, index key) caches the readers take:
+    the caches themselves, or with int8 caches their dequantized float32 copies
+    (lightning_indexer and sparse_flash_attention read float caches)."""
+    rac, ikq = ops
+    if not cfg.quantized:
+        latent_cache, rope_cache, index_cache = caches
+        rac(latent, k_rope, latent_cache, rope_cache, slots)     # latent as key, rope as value (Dk != Dv)
+        rac(index_key, None, index_cache, None, slots)           # key-only
+        return caches
+    latent_cache, rope_cache, index_cache, index_scales = caches
+    latent_scale, rope_scale = scales
+    rac(latent, k_rope, latent_cache, rope_cache, slots, kv_cache_dtype="int8", k_scale=latent_scale,
+        v_scale=rope_scale)
+    ikq(index_key.flatten(1), index_cache, slots, k_scale_cache=index_scales, quant_block_size=cfg.index_dim)
+    return latent_cache.float() * latent_scale, rope_cache.float() * rope_scale, index_cache.float() * index_scales
+
+
+def _forward(cfg: Config, w: Dict, layers: List, scales: List, writers, li, sfa, tokens, positions, slots, lens_q,
+             lens_k, last, block_tables, caches):
     """Run new tokens [B, S] at positions [B, S]; write their cache rows at slots [B*S]; return
     the greedy next token of row ``last[b]`` of every sequence ([B] int64). ``caches[i]`` is layer
-    i's (latent, rope, index key) caches."""
+    i's (latent, rope, index key) caches, with int8 caches also the index keys' scale cache;
+    ``scales[i]`` the latent's and the rope's static scales (int8 caches)."""
     import torch
 
     b, s = tokens.shape
     o_q, o_qr, o_c, o_kr, o_iq, o_ik, o_iw, _ = proj_split(cfg)
     x = w["embed"][tokens.long()] + w["pos_embed"][positions.long()]
     for i, (norm1, w_proj, wo_latent, norm2, w1, w2) in enumerate(layers):
-        latent_cache, rope_cache, index_cache = caches[i]
         h = _rms(x, norm1, cfg.eps)
         proj = (h @ w_proj).reshape(b * s, -1)       # [T, q_latent | q_rope | latent | k_rope | iq | ik | iw]
         latent = proj[:, o_c:o_kr].unflatten(1, (1, cfg.latent))   # strided views: rows of proj
         k_rope = proj[:, o_kr:o_iq].unflatten(1, (1, cfg.rope))
         index_key = proj[:, o_ik:o_iw].unflatten(1, (1, cfg.index_dim))
-        rac(latent, k_rope, latent_cache, rope_cache, slots)     # latent as key, rope as value (Dk != Dv)
-        rac(index_key, None, index_cache, None, slots)           # key-only
+        latent_cache, rope_cache, index_cache = _write_caches(cfg, writers, latent, k_rope, index_key, slots,
+                                                              caches[i], scales[i] if scales else None)
         iq = proj[:, o_iq:o_ik].reshape(b, s, cfg.index_heads, cfg.index_dim).contiguous()
         iw = (proj[:, o_iw:] * cfg.index_scale).reshape(b, s, cfg.index_heads)
         sel, _ = li(iq, index_cache, iw, actual_seq_lengths_query=lens_q, actual_seq_lengths_key=lens_k,
@@ -79,24 +99,28 @@ class TorchEngine:
     """
 
     def __init__(self, cfg: Config, weights: Dict[str, np.ndarray], plan: Plan, *, compiled: bool,
-                 timer: Timer, backend: str = "inductor") -> None:
+                 timer: Timer, backend: str = "inductor", scales: Optional[List] = None) -> None:
         from ascend_ops.common.loader import load_native
 
-        for package in ("reshape_and_cache", "lightning_indexer", "sparse_flash_attention", "adv_step_flash"):
+        packages = ["reshape_and_cache", "lightning_indexer", "sparse_flash_attention", "adv_step_flash"]
+        for package in packages + (["indexer_k_quant_and_cache"] if cfg.quantized else []):
             load_native(f"ascend_ops.{package}", "torch")  # registers torch.ops.ascend_ops.<op>
         import torch
 
         self.torch, self.cfg, self.plan, self.timer = torch, cfg, plan, timer
         ops = torch.ops.ascend_ops
         rac, li, sfa = ops.reshape_and_cache, ops.lightning_indexer, ops.sparse_flash_attention
+        ikq = ops.indexer_k_quant_and_cache if cfg.quantized else None
         if not compiled:
             rac, li = timer.wrap("reshape_and_cache", rac), timer.wrap("lightning_indexer", li)
             sfa = timer.wrap("sparse_flash_attention", sfa)
+            if ikq is not None:
+                ikq = timer.wrap("indexer_k_quant_and_cache", ikq)
         self.advance = timer.wrap("adv_step_flash", ops.advance_step_flashattn)
         self.w = {k: torch.from_numpy(v) for k, v in weights.items()}
         layers = [[torch.from_numpy(a) for a in layer] for layer in engine_layers(cfg, weights)]
-        self.caches = [tuple(torch.zeros(plan.num_blocks, cfg.block_size, 1, width)
-                             for width in (cfg.latent, cfg.rope, cfg.index_dim)) for _ in range(cfg.layers)]
+        layer_scales = [tuple(torch.from_numpy(a) for a in pair) for pair in scales] if cfg.quantized else None
+        self.caches = [self._layer_caches(torch, cfg, plan) for _ in range(cfg.layers)]
         b = cfg.batch
         self.block_tables = torch.from_numpy(plan.block_tables.copy())
         self.seq_lens = torch.from_numpy(plan.prompt_lens.copy())        # tokens already cached
@@ -106,17 +130,27 @@ class TorchEngine:
         self._zeros = torch.zeros(b, dtype=torch.int64)
 
         def forward(*args):
-            return _forward(cfg, self.w, layers, rac, li, sfa, *args)
+            return _forward(cfg, self.w, layers, layer_scales, (rac, ikq), li, sfa, *args)
 
         def eager_forward(*args):
-            return _forward(cfg, self.w, layers, ops.reshape_and_cache, ops.lightning_indexer,
-                            ops.sparse_flash_attention, *args)
+            return _forward(cfg, self.w, layers, layer_scales,
+                            (ops.reshape_and_cache, ops.indexer_k_quant_and_cache if cfg.quantized else None),
+                            ops.lightning_indexer, ops.sparse_flash_attention, *args)
 
         self.prefill_forward = eager_forward if compiled else forward
         self.decode_forward = forward
         if compiled:
             compiled_forward = torch.compile(forward, fullgraph=True, dynamic=False, backend=backend)
             self.decode_forward = timer.wrap(GRAPH, compiled_forward)
+
+    @staticmethod
+    def _layer_caches(torch, cfg: Config, plan: Plan) -> tuple:
+        """One layer's caches [num_blocks, block_size, 1, width]: latent, rope, index key; int8
+        caches also the index keys' float32 scales [num_blocks, block_size, 1, 1]."""
+        dtype = torch.int8 if cfg.quantized else torch.float32
+        caches = tuple(torch.zeros(plan.num_blocks, cfg.block_size, 1, width, dtype=dtype)
+                       for width in (cfg.latent, cfg.rope, cfg.index_dim))
+        return caches + ((torch.zeros(plan.num_blocks, cfg.block_size, 1, 1),) if cfg.quantized else ())
 
     def _advance(self, sampled) -> np.ndarray:
         b = self.cfg.batch
