@@ -3,6 +3,8 @@
 // choices, not published numbers: the model ranks kernels and names what bounds them, it does not
 // predict a measured time. Atlas A2 / Ascend 910B2 unless said otherwise.
 #pragma once
+#include <cctype>
+#include <string>
 
 namespace ascendc_cpu::timing {
 
@@ -77,5 +79,44 @@ inline constexpr double kIssueCycles = 1.0;
 inline constexpr double kFlagCycles = 4.0;
 inline constexpr double kCrossCoreFlagCycles = 200.0;
 inline constexpr double kSyncAllCycles = 1000.0;
+
+// Launch / head cost: what every kernel pays on the device besides its instructions (task
+// dispatch, core start). 0 until calibrated (README, "Calibration").
+inline constexpr double kLaunchHeadUs = 0.0;
+
+// Per-SoC figures of the timing model, chosen by LaunchConfig::soc (common's platform preset
+// name; the core counts come from the preset). Every part runs the same AI Core, so the cycle
+// costs above are shared; what differs is the clock and the HBM. A soc not listed here is refused.
+//  - Ascend910B1/B2/B3/B4: 1.8 GHz and 1.6 TB/s as above (estimates: no public per-part clock or
+//    HBM figure we can cite; 910B3/B4 have 20 AI Cores (CANN platform_config/<soc>.ini)).
+//  - Ascend910_9391/9392 (one Atlas A3 die, 24 AI Cores): the published A3 GEMM profile
+//    (pto-isa kernels/manual/a2a3/gemm_performance/README.md: 6144^3 fp16 in 1.506 ms, cube ratio
+//    86.7%) puts the cube's busy rate at 308 TFLOPS / 0.867 = 355 TFLOPS = 24 x 4096 MACs x 2 x
+//    1.81 GHz: 1.8 GHz (derived). HBM: 3.2 TB/s per two-die Ascend 910C package (TechPowerUp,
+//    2025-04-21, citing DigiTimes), 1.6 TB/s per die (derived; a vendor-press figure).
+struct SocTiming {
+  const char* soc;
+  double clock_ghz;
+  double hbm_bytes_per_second;
+};
+inline constexpr SocTiming kSocTimings[] = {
+    {"Ascend910B1", kClockGHz, kHbmBytesPerSecond},    {"Ascend910B2", kClockGHz, kHbmBytesPerSecond},
+    {"Ascend910B3", kClockGHz, kHbmBytesPerSecond},    {"Ascend910B4", kClockGHz, kHbmBytesPerSecond},
+    {"Ascend910_9391", 1.8, 1.6e12},                   {"Ascend910_9392", 1.8, 1.6e12},
+};
+
+// The entry for `soc` (case-insensitive), nullptr if there is none.
+inline const SocTiming* FindSocTiming(const std::string& soc) {
+  for (const SocTiming& t : kSocTimings) {
+    const std::string name = t.soc;
+    if (name.size() != soc.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < name.size() && same; ++i) {
+      same = std::tolower(static_cast<unsigned char>(name[i])) == std::tolower(static_cast<unsigned char>(soc[i]));
+    }
+    if (same) return &t;
+  }
+  return nullptr;
+}
 
 }  // namespace ascendc_cpu::timing
