@@ -217,7 +217,7 @@ void FillTiming(LaunchReport& r, const LaunchState& l, const std::vector<BlockSt
   }
   r.gm_bytes = l.gm_bytes;
   r.hbm_bytes = l.hbm_bytes + l.l2.DirtyBytes();
-  r.hbm_bound_us = static_cast<double>(r.hbm_bytes) / Soc(l.config).hbm_bytes_per_second * 1e6;
+  r.hbm_bound_us = static_cast<double>(r.hbm_bytes) / (Soc(l.config).hbm_bytes_per_second * timing::kHbmEfficiency) * 1e6;
   r.l2_bound_us = static_cast<double>(r.gm_bytes) / timing::kL2BytesPerSecond * 1e6;
   r.gm_bound_us = std::max(r.hbm_bound_us, r.l2_bound_us);
   const double core_us = worst * us_per_cycle;

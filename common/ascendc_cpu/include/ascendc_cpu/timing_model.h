@@ -81,8 +81,21 @@ inline constexpr double kCrossCoreFlagCycles = 200.0;
 inline constexpr double kSyncAllCycles = 1000.0;
 
 // Launch / head cost: what every kernel pays on the device besides its instructions (task
-// dispatch, core start). 0 until calibrated (README, "Calibration").
-inline constexpr double kLaunchHeadUs = 0.0;
+// dispatch, core start, the end-of-task handshake), once per launch whatever its block count.
+// Fitted to the published small-kernel floor on A2-class chips (../shared/research/
+// published-ascend-timings.md; README "Calibration"): the smallest kernels measure 1.85 us (a
+// tiny Triton indexer, FlagGems-vllm PR #791), 2.5 us (a one-token KV write on 910B4, derived
+// from profiler totals) and 2.6 us (Slice, msprof); our tiny kernel's own work models at 0.56 us,
+// so 1.8 us puts it at 2.4 us, inside that range. Estimate: no source states the head itself,
+// and it may grow with the cores launched (the 1536^3 GEMM on A3 leaves ~8 us unexplained; a
+// CATLASS note claims ~20 us for a full-core launch, inconsistent with the measured floor).
+inline constexpr double kLaunchHeadUs = 1.8;
+
+// The share of kHbmBytesPerSecond a streaming kernel reaches: 0.9, from the best published
+// streaming figure (CATLASS GEMV-like matmul, 201 MB of B read in 139.6 us = 1.44 TB/s, i.e.
+// 0.9 x 1.6 TB/s; hicann/catlass docs/en/1_Practice/11_matmul_optimization.md, case 2; chip not
+// named, 20 AI Cores). Applied to every HBM byte of the memory bound.
+inline constexpr double kHbmEfficiency = 0.9;
 
 // Per-SoC figures of the timing model, chosen by LaunchConfig::soc (common's platform preset
 // name; the core counts come from the preset). Every part runs the same AI Core, so the cycle
