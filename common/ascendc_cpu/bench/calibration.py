@@ -10,7 +10,7 @@ figure, source, shape, measured, modelled, ratio (modelled / measured). Rows of 
 are marked "different kernel": the published figure times CANN's / ATB's / torch_npu's kernel,
 not ours. The published figures and their sources: ../../../../shared/research/
 published-ascend-timings.md (ids MM-1, HBM-1, RC-4, LI-1, ...). Nothing here runs on an NPU.
---quick skips the 6144^3 GEMM (minutes of emulation) and the S2 = 8194 indexer row.
+--quick skips the 6144^3 GEMM (minutes of emulation), LI-3, LI-4 and the S2 = 8194 indexer row.
 """
 from __future__ import annotations
 
@@ -79,38 +79,61 @@ def rac_rows() -> list:
     return rows
 
 
-def li_case(lens: list, n1: int, k: int, dtype: str, rng) -> dict:
-    blocks_per = max(-(-s // 128) for s in lens)
-    b = len(lens)
+def li_case(lens: list, s1: int, n1: int, k: int, dtype: str, layouts: tuple, rng) -> dict:
+    """Keyword arguments of the indexer's core.run_emu: B = len(lens) requests of s1 query tokens
+    and lens[b] keys, D = 128, layouts (query, key) as the op names them, PA blocks of 128."""
+    b, d = len(lens), 128
     if dtype == "bfloat16":
         def make(shape):
             return (rng.standard_normal(shape, dtype=np.float32).view(np.uint32) >> 16).astype(np.uint16)
     else:
         def make(shape):
             return rng.standard_normal(shape).astype(np.float16)
-    return dict(query=make((b, 1, n1, 128)), key=make((b * blocks_per, 128, 1, 128)), weights=make((b, 1, n1)),
-                actual_seq_lengths_key=np.array(lens, np.int32),
-                block_table=rng.permutation(b * blocks_per).reshape(b, blocks_per).astype(np.int32),
-                layout_query="BSND", layout_key="PA_BSND", sparse_count=k,
-                dtype="bfloat16" if dtype == "bfloat16" else "")
+    lq, lk = layouts
+    args = dict(layout_query=lq, layout_key=lk, sparse_count=k, dtype="bfloat16" if dtype == "bfloat16" else "")
+    if lq == "BSND":
+        args.update(query=make((b, s1, n1, d)), weights=make((b, s1, n1)))
+    else:
+        args.update(query=make((b * s1, n1, d)), weights=make((b * s1, n1)),
+                    actual_seq_lengths_query=np.arange(1, b + 1, dtype=np.int32) * s1)
+    if lk == "PA_BSND":
+        per = max(-(-s // 128) for s in lens)
+        args.update(key=make((b * per, 128, 1, d)), actual_seq_lengths_key=np.array(lens, np.int32),
+                    block_table=rng.permutation(b * per).reshape(b, per).astype(np.int32))
+    elif lk == "BSND":
+        args.update(key=make((b, max(lens), 1, d)), actual_seq_lengths_key=np.array(lens, np.int32))
+    else:
+        args.update(key=make((sum(lens), 1, d)), actual_seq_lengths_key=np.cumsum(lens).astype(np.int32))
+    return args
 
 
 def li_rows(quick: bool) -> list:
-    """lightning_indexer (ours) at LI-1 (910B3) and LI-5..7 (device not stated: 910B2 preset)."""
+    """lightning_indexer (ours) at LI-1..4 (910B3, msprof) and LI-5..7 (device not stated: the
+    910B2 preset), sparse_mode 3."""
     from ascend_ops.common.loader import load_native
 
     core = load_native("ascend_ops.lightning_indexer", "core")
     rng = np.random.default_rng(0)
-    cases = [("LI-1", TILELANG, [1024, 2048], 8, 2048, "float16", "Ascend910B3", 20.72,
-              "B=2 S1=1 S2=1024,2048 N1=8 top-k 2048 fp16, 910B3")]
+    pa, b3 = ("BSND", "PA_BSND"), "Ascend910B3"
+    cases = [("LI-1", TILELANG, [1024, 2048], 1, 8, 2048, "float16", pa, b3, 20.72,
+              "B=2 S1=1 S2=1024,2048 N1=8 top-k 2048 fp16 BSND/PA, 910B3"),
+             ("LI-2", TILELANG, [512] * 20, 3, 64, 315, "bfloat16", ("TND", "PA_BSND"), b3, 30.08,
+              "B=20 S1=3 S2=512 N1=64 top-k 315 bf16 TND/PA, 910B3"),
+             ("LI-3", TILELANG, [3072] * 16, 5, 64, 2048, "float16", ("BSND", "BSND"), b3, 75.86,
+              "B=16 S1=5 S2=3072 N1=64 top-k 2048 fp16 BSND/BSND, 910B3"),
+             ("LI-4", TILELANG, [3072] * 8, 5, 24, 2048, "float16", ("TND", "TND"), b3, 42.42,
+              "B=8 S1=5 S2=3072 N1=24 top-k 2048 fp16 TND/TND, 910B3")]
+    if quick:
+        cases = cases[:2]
     for fid, s2, us in (("LI-7", 130, 20.42), ("LI-6", 2050, 22.60), ("LI-5", 8194, 27.44)):
         if quick and s2 > 4096:
             continue
-        cases.append((fid, FLAGGEMS, [s2], 64, 512, "bfloat16", "Ascend910B2", us,
-                      f"1 query N1=64 top-k 512 bf16 S2={s2}, 910B2 preset"))
+        cases.append((fid, FLAGGEMS, [s2], 1, 64, 512, "bfloat16", pa, "Ascend910B2", us,
+                      f"1 query N1=64 top-k 512 bf16 S2={s2} BSND/PA, 910B2 preset"))
     rows = []
-    for fid, src, lens, n1, k, dtype, soc, us, shape in cases:
-        _, _, r = core.run_emu(**li_case(lens, n1, k, dtype, rng), sparse_mode=3, order="in_order", soc=soc)
+    for fid, src, lens, s1, n1, k, dtype, layouts, soc, us, shape in cases:
+        _, _, r = core.run_emu(**li_case(lens, s1, n1, k, dtype, layouts, rng), sparse_mode=3, order="in_order",
+                               soc=soc)
         rows.append((fid, "lightning indexer (CANN / torch_npu), different kernel", src, shape, us, r))
     return rows
 
@@ -122,7 +145,7 @@ def fmt(x: float) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--bin", help="the ascendc_cpu_calibration executable (default: newest under build/)")
-    ap.add_argument("--quick", action="store_true", help="skip the 6144^3 GEMM and the S2=8194 indexer row")
+    ap.add_argument("--quick", action="store_true", help="skip the 6144^3 GEMM, LI-3, LI-4 and the S2=8194 indexer row")
     ap.add_argument("--no-ops", action="store_true", help="only the purpose-written kernels")
     ap.add_argument("--json", type=Path, help="also write every row here")
     args = ap.parse_args(argv)
