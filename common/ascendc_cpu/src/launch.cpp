@@ -45,7 +45,15 @@ std::string OrderText(const std::vector<int32_t>& order) {
   return os.str();
 }
 
+// The clock and HBM of the launch's SoC (Validate refused an unknown one).
+const timing::SocTiming& Soc(const LaunchConfig& c) { return *timing::FindSocTiming(c.soc); }
+
 void Validate(const LaunchConfig& c) {
+  if (timing::FindSocTiming(c.soc) == nullptr) {
+    std::string known;
+    for (const timing::SocTiming& t : timing::kSocTimings) known += std::string(known.empty() ? "" : ", ") + t.soc;
+    throw std::invalid_argument("ascendc_cpu::Launch: soc '" + c.soc + "' has no timing preset; known: " + known);
+  }
   if (c.block_dim < 1 || c.block_dim > 65535) {
     throw std::invalid_argument("ascendc_cpu::Launch: block_dim must be in [1, 65535], got " +
                                 std::to_string(c.block_dim));
@@ -191,7 +199,7 @@ const char* const kPipeNames[kPipes] = {"S", "V", "M", "MTE1", "MTE2", "MTE3", "
 
 // The timing model's summary: slowest core vs the HBM bound, and what the slowest core spent on.
 void FillTiming(LaunchReport& r, const LaunchState& l, const std::vector<BlockState>& blocks) {
-  const double us_per_cycle = 1e-3 / timing::kClockGHz;
+  const double us_per_cycle = 1e-3 / Soc(l.config).clock_ghz;
   double worst = 0;
   const BlockState* critical = nullptr;
   for (const BlockState& b : blocks) {
@@ -209,11 +217,12 @@ void FillTiming(LaunchReport& r, const LaunchState& l, const std::vector<BlockSt
   }
   r.gm_bytes = l.gm_bytes;
   r.hbm_bytes = l.hbm_bytes + l.l2.DirtyBytes();
-  r.hbm_bound_us = static_cast<double>(r.hbm_bytes) / timing::kHbmBytesPerSecond * 1e6;
+  r.hbm_bound_us = static_cast<double>(r.hbm_bytes) / (Soc(l.config).hbm_bytes_per_second * timing::kHbmEfficiency) * 1e6;
   r.l2_bound_us = static_cast<double>(r.gm_bytes) / timing::kL2BytesPerSecond * 1e6;
   r.gm_bound_us = std::max(r.hbm_bound_us, r.l2_bound_us);
   const double core_us = worst * us_per_cycle;
-  r.modelled_us = std::max(core_us, r.gm_bound_us);
+  r.launch_us = timing::kLaunchHeadUs;
+  r.modelled_us = r.launch_us + std::max(core_us, r.gm_bound_us);
   if (r.gm_bound_us >= core_us || critical == nullptr) {
     r.bound = "gm";
     return;
@@ -239,7 +248,7 @@ void FillTiming(LaunchReport& r, const LaunchState& l, const std::vector<BlockSt
 void WriteTrace(const LaunchState& l, const std::vector<BlockState>& blocks, const std::string& path) {
   std::ofstream out(path);
   if (!out) throw std::runtime_error("ASCENDC_CPU_TRACE: cannot write " + path);
-  const double us = 1e-3 / timing::kClockGHz;
+  const double us = 1e-3 / Soc(l.config).clock_ghz;
   out << "core,type,group,sub,pipe,api,file,line,start_us,end_us,done_us\n";
   for (const LaunchState::TraceRec& t : l.trace) {
     const BlockState& b = blocks[static_cast<size_t>(t.core)];
@@ -257,10 +266,10 @@ void FillReport(LaunchReport& r, const LaunchState& l, const std::vector<BlockSt
     br.block = b.idx;
     br.core = b.type == CoreType::kAic ? "AIC" : "AIV";
     br.group = b.group;
-    br.modelled_us = b.end_time * 1e-3 / timing::kClockGHz;
+    br.modelled_us = b.end_time * 1e-3 / Soc(l.config).clock_ghz;
     for (int p = 0; p < kPipes; ++p) {
       const double busy = b.busy[static_cast<size_t>(p)];
-      if (busy > 0) br.pipe_busy_us[kPipeNames[p]] = busy * 1e-3 / timing::kClockGHz;
+      if (busy > 0) br.pipe_busy_us[kPipeNames[p]] = busy * 1e-3 / Soc(l.config).clock_ghz;
     }
     br.counters = b.counters;
     br.ub_high_water = b.arenas[static_cast<size_t>(Mem::kUB)].high;

@@ -22,6 +22,7 @@ inline ascendc_cpu::LaunchConfig emu_launch_config(const char* kernel_name, int3
   config.l0a_bytes = platform.l0a_bytes;
   config.l0b_bytes = platform.l0b_bytes;
   config.l0c_bytes = platform.l0c_bytes;
+  config.soc = platform.soc;
   config.order = order;
   config.seed = seed;
   return config;

@@ -61,6 +61,9 @@ struct LaunchConfig {
   bool detect_races = true;
   // L2 capacity of the timing model (0: none, every GM byte goes to HBM); 192 MB on Atlas A2.
   int64_t l2_bytes = 201326592;
+  // The SoC whose clock and HBM the timing model uses (timing_model.h, kSocTimings): common's
+  // platform preset name.
+  std::string soc = "Ascend910B2";
 };
 
 enum class GmKind {
@@ -101,7 +104,8 @@ struct LaunchReport {
   // The timing MODEL (include/ascendc_cpu/timing_model.h): not a measurement. Every instruction
   // costs cycles from a table of public and estimated figures; pipes run asynchronously and
   // start an instruction when the pipe is free and every sync edge that orders it has fired.
-  double modelled_us = 0;      // max(slowest core, gm_bound_us)
+  double modelled_us = 0;      // launch_us + max(slowest core, gm_bound_us)
+  double launch_us = 0;        // the launch / head cost every kernel pays (timing_model.h)
   double gm_bound_us = 0;      // memory bound: max(hbm_bound_us, l2_bound_us)
   double hbm_bound_us = 0;     // hbm_bytes / HBM bandwidth (shared by all cores)
   double l2_bound_us = 0;      // gm_bytes / L2 bandwidth (shared by all cores)

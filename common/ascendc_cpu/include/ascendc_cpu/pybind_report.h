@@ -2,7 +2,7 @@
 //   ascendc_cpu::python::RegisterEmulatorError(m)  m.EmulatorError (a RuntimeError) with the
 //                                                  attributes check, kernel, block, file, line
 //   ascendc_cpu::python::ReportToDict(report)      LaunchReport -> dict (counters, per core, and the
-//                                                  timing model: modelled_us, gm_bound_us
+//                                                  timing model: modelled_us, launch_us, gm_bound_us
 //                                                  (hbm_bound_us, l2_bound_us, gm_bytes, hbm_bytes),
 //                                                  bound, pipe_busy_us, pipe_busy_max_us)
 //   ascendc_cpu::python::ParseOrder("both")        "in_order" | "shuffled" | "both"
@@ -80,6 +80,7 @@ inline py::dict ReportToDict(const LaunchReport& rep) {
   for (const auto& kv : rep.pipe_busy_us) busy[py::str(kv.first)] = kv.second;
   for (const auto& kv : rep.pipe_busy_max_us) busy_max[py::str(kv.first)] = kv.second;
   r["modelled_us"] = rep.modelled_us;
+  r["launch_us"] = rep.launch_us;
   r["gm_bound_us"] = rep.gm_bound_us;
   r["hbm_bound_us"] = rep.hbm_bound_us;
   r["l2_bound_us"] = rep.l2_bound_us;

@@ -3,6 +3,8 @@
 // choices, not published numbers: the model ranks kernels and names what bounds them, it does not
 // predict a measured time. Atlas A2 / Ascend 910B2 unless said otherwise.
 #pragma once
+#include <cctype>
+#include <string>
 
 namespace ascendc_cpu::timing {
 
@@ -77,5 +79,57 @@ inline constexpr double kIssueCycles = 1.0;
 inline constexpr double kFlagCycles = 4.0;
 inline constexpr double kCrossCoreFlagCycles = 200.0;
 inline constexpr double kSyncAllCycles = 1000.0;
+
+// Launch / head cost: what every kernel pays on the device besides its instructions (task
+// dispatch, core start, the end-of-task handshake), once per launch whatever its block count.
+// Fitted to the published small-kernel floor on A2-class chips (../shared/research/
+// published-ascend-timings.md; README "Calibration"): the smallest kernels measure 1.85 us (a
+// tiny Triton indexer, FlagGems-vllm PR #791), 2.5 us (a one-token KV write on 910B4, derived
+// from profiler totals) and 2.6 us (Slice, msprof); our tiny kernel's own work models at 0.56 us,
+// so 1.8 us puts it at 2.4 us, inside that range. Estimate: no source states the head itself,
+// and it may grow with the cores launched (the 1536^3 GEMM on A3 leaves ~8 us unexplained; a
+// CATLASS note claims ~20 us for a full-core launch, inconsistent with the measured floor).
+inline constexpr double kLaunchHeadUs = 1.8;
+
+// The share of kHbmBytesPerSecond a streaming kernel reaches: 0.9, from the best published
+// streaming figure (CATLASS GEMV-like matmul, 201 MB of B read in 139.6 us = 1.44 TB/s, i.e.
+// 0.9 x 1.6 TB/s; hicann/catlass docs/en/1_Practice/11_matmul_optimization.md, case 2; chip not
+// named, 20 AI Cores). Applied to every HBM byte of the memory bound.
+inline constexpr double kHbmEfficiency = 0.9;
+
+// Per-SoC figures of the timing model, chosen by LaunchConfig::soc (common's platform preset
+// name; the core counts come from the preset). Every part runs the same AI Core, so the cycle
+// costs above are shared; what differs is the clock and the HBM. A soc not listed here is refused.
+//  - Ascend910B1/B2/B3/B4: 1.8 GHz and 1.6 TB/s as above (estimates: no public per-part clock or
+//    HBM figure we can cite; 910B3/B4 have 20 AI Cores (CANN platform_config/<soc>.ini)).
+//  - Ascend910_9391/9392 (one Atlas A3 die, 24 AI Cores): the published A3 GEMM profile
+//    (pto-isa kernels/manual/a2a3/gemm_performance/README.md: 6144^3 fp16 in 1.506 ms, cube ratio
+//    86.7%) puts the cube's busy rate at 308 TFLOPS / 0.867 = 355 TFLOPS = 24 x 4096 MACs x 2 x
+//    1.81 GHz: 1.8 GHz (derived). HBM: 3.2 TB/s per two-die Ascend 910C package (TechPowerUp,
+//    2025-04-21, citing DigiTimes), 1.6 TB/s per die (derived; a vendor-press figure).
+struct SocTiming {
+  const char* soc;
+  double clock_ghz;
+  double hbm_bytes_per_second;
+};
+inline constexpr SocTiming kSocTimings[] = {
+    {"Ascend910B1", kClockGHz, kHbmBytesPerSecond},    {"Ascend910B2", kClockGHz, kHbmBytesPerSecond},
+    {"Ascend910B3", kClockGHz, kHbmBytesPerSecond},    {"Ascend910B4", kClockGHz, kHbmBytesPerSecond},
+    {"Ascend910_9391", 1.8, 1.6e12},                   {"Ascend910_9392", 1.8, 1.6e12},
+};
+
+// The entry for `soc` (case-insensitive), nullptr if there is none.
+inline const SocTiming* FindSocTiming(const std::string& soc) {
+  for (const SocTiming& t : kSocTimings) {
+    const std::string name = t.soc;
+    if (name.size() != soc.size()) continue;
+    bool same = true;
+    for (size_t i = 0; i < name.size() && same; ++i) {
+      same = std::tolower(static_cast<unsigned char>(name[i])) == std::tolower(static_cast<unsigned char>(soc[i]));
+    }
+    if (same) return &t;
+  }
+  return nullptr;
+}
 
 }  // namespace ascendc_cpu::timing
