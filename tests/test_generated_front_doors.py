@@ -94,3 +94,37 @@ def test_the_generator_refuses_outputs_under_two_flags():
                      {"name": "p", "dtype": "float32", "present_if": "g"}]}
     with pytest.raises(SystemExit, match="more than one flag"):
         codegen.ms_py(d, "x")
+
+
+def test_an_optional_str_passes_none_to_a_mindspore_graph_as_absent():
+    """The MindSpore front door codes a str argument as the index of its choice; an optional str
+    that is None stays None (absent: its present bit unset), never a choice lookup of None."""
+    d = {"name": "x", "package": "ascend-op-x", "doc": "x.\n", "outputs": [], "params": [
+        {"name": "a", "kind": "tensor", "written": False, "optional": False, "keyword_only": False, "default": None,
+         "choices": None},
+        {"name": "fmt", "kind": "str", "written": False, "optional": True, "keyword_only": True, "default": "None",
+         "choices": ["p", "q"]},
+        {"name": "mode", "kind": "str", "written": False, "optional": False, "keyword_only": True,
+         "default": "\"u\"", "choices": ["u", "v"]}]}
+    source = codegen.ms_py(d, "x")
+    looked_up = []
+
+    class Native:
+        @staticmethod
+        def choice_code(name, value):
+            looked_up.append((name, value))
+            raise ValueError(f"x: {name} should be one of ... but is {value!r}")
+
+    space = {"_native": Native}
+    for fn in ("_code_fmt", "_code_mode"):
+        start = source.index(f"def {fn}(")
+        exec(source[start:source.index("\n\n", start)], space)
+    assert space["_code_fmt"](None) is None and space["_code_fmt"]("q") == 1
+    assert space["_code_mode"]("v") == 1 and not looked_up
+    with pytest.raises(ValueError, match="mode should be one of"):
+        space["_code_mode"](None)
+    with pytest.raises(ValueError, match="fmt should be one of"):
+        space["_code_fmt"]("r")
+    body = source[source.index("present = 0"):]
+    # the code is taken before the None check, so None reaches `if fmt is None` and stays absent
+    assert body.index("fmt = _code_fmt(fmt)") < body.index("if fmt is None:")

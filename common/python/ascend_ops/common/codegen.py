@@ -226,6 +226,8 @@ def ms_py(d: dict, op: str) -> str:
             continue
         lines = [f"def _code_{p['name']}(value):",
                  f'    """The graph code of {p["name"]} (plain comparisons: a graph folds them when compiled)."""']
+        if p["optional"]:  # None stays None: the argument is then absent (its present bit unset)
+            lines += ["    if value is None:", "        return None"]
         for c, choice in enumerate(p["choices"] or []):
             lines += [f"    if value == {choice!r}:", f"        return {c}"]
         lines.append(f"    return _native.choice_code({p['name']!r}, value)")
