@@ -106,6 +106,7 @@ SPLIT = [
     Case(50, 50, 256, 32, 8, 8, rank4=False, zero_rows=2, huge=True),
     Case(64, 60, 64, 64, 16, 4, k_pad=64, padding=5, block_pad=32, huge=True, scale_dtype="float32"),
     Case(100, 100, 128, 32, 10, 16, padding=10),
+    Case(24, 20, 256, 256, 4, 8, padding=2, rank4=False, k_pad=32, zero_rows=1, huge=True),
     Case(5, 0, 128, 128, 2, 4),
 ]
 # Fused (vLLM) cases: with / without ue8m0, a block stride larger than the block.

@@ -59,15 +59,15 @@ def steps(form, k_dtype=torch.bfloat16, slot_dtype=torch.int64):
 
 
 FORMS = {"fused": call_fused, "codes": call_split_codes, "scales": call_split_scales}
-CASES = cm.case_ids()
+# The fused cache over the whole matrix; the split forms' slice layouts under inductor here (their
+# plain argument has NB - 1 blocks), their other layouts in test_split_forms_full_size.
+CASES = [("fused", b, m, lay) for b, m, lay in cm.case_ids()] + \
+        [(form, b, m, lay) for form in ("codes", "scales") for b, m, lay in cm.case_ids()
+         if b == "inductor" and lay.how == "slice"]
 
 
-@pytest.mark.parametrize("form", list(FORMS))
-@pytest.mark.parametrize("backend,mode,layout", CASES, ids=[f"{b}-{m}-{lay.name}" for b, m, lay in CASES])
-def test_compiled_write_equals_eager(backend, mode, layout, form):
-    if form != "fused" and (layout.how != "slice" or backend != "inductor"):
-        pytest.skip("split forms: the slice layouts under inductor here (their plain argument has NB - 1 "
-                    "blocks); the other layouts in test_split_forms_full_size")
+@pytest.mark.parametrize("form,backend,mode,layout", CASES, ids=[f"{f}-{b}-{m}-{lay.name}" for f, b, m, lay in CASES])
+def test_compiled_write_equals_eager(form, backend, mode, layout):
     cm.run_case(FORMS[form], steps(form), backend, mode, layout)
 
 

@@ -105,3 +105,45 @@ def test_ties_round_to_even_and_tiny_scales(backend, scale_dtype):
     indexer_k_quant_and_cache(k, cache, slots, k_scale_cache=scales, quant_block_size=256, backend=backend)
     np.testing.assert_array_equal(cache, want_cache)
     np.testing.assert_array_equal(scales.view(np.uint8), want_scales.view(np.uint8))
+
+
+def test_e4m3fn_encode_matches_ml_dtypes_on_every_boundary():
+    """The reference's encode against a third implementation, ml_dtypes' float32 -> float8_e4m3fn
+    (round to nearest even), on every code's value, every midpoint between neighbours (ties), one
+    float32 ulp either side of them, and random values, all within [-448, 448] (ml_dtypes gives
+    NaN beyond instead of saturating); -0.0 included."""
+    import ml_dtypes
+
+    values = reference.e4m3fn_values()
+    mids = (values[:-1] + values[1:]) / 2
+    points = np.concatenate([values, mids]).astype(np.float32)
+    near = np.concatenate([points, np.nextafter(points, np.float32(np.inf)), np.nextafter(points, np.float32(0))])
+    rng = np.random.default_rng(1)
+    y = np.concatenate([near, -near, rng.uniform(-448, 448, 20000).astype(np.float32), [-0.0]]).astype(np.float32)
+    y = y[np.abs(y) <= 448]
+    want = y.astype(ml_dtypes.float8_e4m3fn).view(np.uint8)
+    np.testing.assert_array_equal(reference.encode_e4m3fn(y), want)
+
+
+def test_cpu_fp8_encode_on_every_boundary():
+    """The CPU kernel's E4M3FN encode on the same boundary values: rows of 128 float32 whose amax
+    is 448 (sc = 1 exactly), so the codes are encode(x)."""
+    values = reference.e4m3fn_values()
+    mids = (values[:-1] + values[1:]) / 2
+    points = np.concatenate([values, mids]).astype(np.float32)
+    near = np.concatenate([points, np.nextafter(points, np.float32(np.inf)), np.nextafter(points, np.float32(0))])
+    y = np.concatenate([near, -near, [-0.0]]).astype(np.float32)
+    y = y[np.abs(y) <= 448]
+    rows = -(-len(y) // 127)
+    k = np.zeros((rows, 128), np.float32)
+    k[:, 0] = 448.0
+    body = np.zeros(rows * 127, np.float32)
+    body[: len(y)] = y
+    k[:, 1:] = body.reshape(rows, 127)
+    cache = np.zeros((rows // 4 + 1, 4, 128 + 4), np.uint8)
+    slots = np.arange(rows, dtype=np.int64)
+    want, _ = reference.indexer_k_quant_and_cache(k, cache, slots)
+    indexer_k_quant_and_cache(k, cache, slots, backend="cpu")
+    np.testing.assert_array_equal(cache, want)
+    codes = cache.reshape(cache.shape[0], -1)[:, : 4 * 128].reshape(-1, 128)[:rows, 1:].reshape(-1)[: len(y)]
+    np.testing.assert_array_equal(codes, reference.encode_e4m3fn(y))
