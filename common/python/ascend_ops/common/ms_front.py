@@ -166,7 +166,8 @@ def primitive_class(class_name: str, native: Any, description: Dict[str, Any]) -
                 values[i] = None
         for i, choices in str_choices:
             code = values[i]
-            values[i] = choices[code] if 0 <= code < len(choices) else str(code)
+            if code is not None:  # an absent optional str stays None
+                values[i] = choices[code] if 0 <= code < len(choices) else str(code)
         for i in floats:
             if values[i] is not None:
                 values[i] = _float_of_bits(values[i])
