@@ -48,7 +48,7 @@ slot_mapping : [T'] int32 or int64, T' <= T; s >= num_blocks * block_size raises
 k_scale_cache : split only: float16 or float32 [num_blocks, block_size, 1, G] or
     [num_blocks, block_size, G], the scales rounded (nearest even) to its dtype; None when fused.
 quant_block_size : qbs, dividing D.
-scale_fmt : None (or "", the default) or "ue8m0" (fused only).
+scale_fmt : None (the default) or "ue8m0" (fused only).
 
 Returns
 -------
@@ -74,9 +74,7 @@ bfloat16 / float32 k) is a ValueError. Duplicate slots: which token wins is not 
         {"slot_mapping", Kind::kTensor, Access::kRead, false, false, nullptr, &set_field<&Args::slot_mapping>},
         {"k_scale_cache", Kind::kTensor, Access::kWrite, true, true, "None", &set_field<&Args::k_scale_cache>},
         {"quant_block_size", Kind::kInt, Access::kRead, false, true, "128", &set_field<&Args::quant_block_size>},
-        // Default "" (the same as None): common's generated MindSpore front door cannot pass an
-        // optional str that is None yet (README, "Limits"); torch and NumPy take None too.
-        {"scale_fmt", Kind::kString, Access::kRead, true, true, "\"\"", &set_scale_fmt_value, kScaleFormats},
+        {"scale_fmt", Kind::kString, Access::kRead, true, true, "None", &set_scale_fmt_value, kScaleFormats},
     }};
     return p;
   }

@@ -41,9 +41,9 @@ struct Dims {
   int64_t scale_block_stride;  // elements between blocks of k_scale_cache (split)
 };
 
-// scale_fmt's accepted values (a MindSpore graph passes the index): "ue8m0", or "" / None (none).
-inline constexpr const char* kScaleFormats[] = {"ue8m0", "", nullptr};
-// Sets args.ue8m0 from scale_fmt (None or "": false); any other string is a ValueError naming it.
+// scale_fmt's accepted values besides None (a MindSpore graph passes the index): "ue8m0".
+inline constexpr const char* kScaleFormats[] = {"ue8m0", nullptr};
+// Sets args.ue8m0 from scale_fmt (None: false); any other string is a ValueError naming it.
 void set_scale_fmt(Args& args, bool given, const std::string& value);
 
 // Checks dtypes, ranks, shapes, strides, devices and attributes; throws aop::Error (TypeError or

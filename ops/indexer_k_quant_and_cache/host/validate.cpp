@@ -70,10 +70,10 @@ void expect_split_shape(const char* name, const TensorView& c, int64_t width, co
 }  // namespace
 
 void set_scale_fmt(Args& a, bool given, const std::string& value) {
-  if (given && !value.empty() && value != "ue8m0") {
+  if (given && value != "ue8m0") {
     fail(AOP_VALUE_ERROR, "scale_fmt should be None or 'ue8m0' but is '" + value + "'");
   }
-  a.ue8m0 = given && !value.empty();
+  a.ue8m0 = given;
 }
 
 Dims validate(const Args& a) {

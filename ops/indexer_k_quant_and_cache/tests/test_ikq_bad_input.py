@@ -69,6 +69,7 @@ CASES = [
     ("scale-block-size", ValueError, ["k_scale_cache", "block_size (from k_cache) = 4", "[3, 8, 2]"],
      lambda: split_args(k_scale_cache=np.zeros((3, 8, 2), np.float16))),
     ("scale-fmt-unknown", ValueError, ["scale_fmt", "'ue8m1'"], lambda: fused_args(scale_fmt="ue8m1")),
+    ("scale-fmt-empty", ValueError, ["scale_fmt", "None or 'ue8m0'", "''"], lambda: fused_args(scale_fmt="")),
     ("scale-fmt-split", ValueError, ["scale_fmt", "split", "'ue8m0'"], lambda: split_args(scale_fmt="ue8m0")),
     ("scales-with-fused", ValueError, ["k_scale_cache should be None", "fused"],
      lambda: fused_args(k_scale_cache=np.zeros((3, 4, 1, 2), np.float16))),

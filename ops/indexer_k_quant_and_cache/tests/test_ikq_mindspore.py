@@ -44,7 +44,6 @@ def _k(array, k_dtype):
 def _make(case, k_dtype, seed=0, cache_type=Tensor):
     k, cache, slots, scales, kwargs = make(case, k_dtype, np.int64 if seed % 2 else np.int32, seed)
     want = reference.indexer_k_quant_and_cache(k, cache, slots, scales, **kwargs)
-    kwargs["scale_fmt"] = kwargs["scale_fmt"] or ""  # MindSpore: "" (the default), not None (README, Limits)
     tc = cache_type(Tensor(cache.copy()), name="k_cache") if cache_type is Parameter else Tensor(cache.copy())
     ts = None
     if scales is not None:
@@ -68,7 +67,7 @@ def test_pynative(case, k_dtype):
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_jit_function(case):
-    qbs, fmt = case.qbs, case.scale_fmt or ""
+    qbs, fmt = case.qbs, case.scale_fmt
 
     @ms.jit
     def step(k, kc, s, sc):
@@ -119,7 +118,6 @@ def test_bad_input_leaves_caches_untouched(over, exc, words):
         k[5, 3] = 0x4B18
         slots[5] = 5
     kwargs.update(over)
-    kwargs["scale_fmt"] = kwargs["scale_fmt"] or ""
     tc, ts = Tensor(cache.copy()), Tensor(scales.copy())
     with pytest.raises(exc, match=words):
         ikq.indexer_k_quant_and_cache(_k(k, "bfloat16"), tc, Tensor(slots), k_scale_cache=ts, **kwargs)

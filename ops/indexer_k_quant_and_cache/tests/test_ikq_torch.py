@@ -25,7 +25,7 @@ from ikq_cases import FUSED, K_DTYPES, SPLIT, make  # noqa: E402
 
 OP = torch.ops.ascend_ops.indexer_k_quant_and_cache.default
 SCHEMA = ("ascend_ops::indexer_k_quant_and_cache(Tensor k, Tensor(a!) k_cache, Tensor slot_mapping, *, "
-          "Tensor(b!)? k_scale_cache=None, int quant_block_size=128, str? scale_fmt=\"\") -> ()")
+          "Tensor(b!)? k_scale_cache=None, int quant_block_size=128, str? scale_fmt=None) -> ()")
 
 
 def strided_k(k):

@@ -104,7 +104,7 @@ def _mindspore(graph: bool):
             k, cache, slots, scales, kwargs = _inputs(form)
             pc = ms.Parameter(ms.Tensor(cache.copy()), name="k_cache")
             ps = None if scales is None else ms.Parameter(ms.Tensor(scales.copy()), name="k_scale_cache")
-            qbs, fmt = kwargs["quant_block_size"], kwargs["scale_fmt"] or ""  # "" = None (README, Limits)
+            qbs, fmt = kwargs["quant_block_size"], kwargs["scale_fmt"]
             if graph and ps is None:
                 def fused_step(kk, kc, s):
                     return ms_ops.indexer_k_quant_and_cache(kk, kc, s, None, qbs, fmt)
