@@ -102,4 +102,29 @@ TEST(cast_float_to_bfloat16) {
   });
 }
 
+TEST(cast_float_to_float_rounds_to_an_integral_value) {
+  // A2's vconv_f322f32{r,a,f,c,z}: not a no-op (asc-devkit's cos floors with it).
+  InBlock([] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> ab, bb;
+    pipe.InitBuffer(ab, 8 * sizeof(float));
+    pipe.InitBuffer(bb, 8 * sizeof(float));
+    LocalTensor<float> a = ab.Get<float>();
+    LocalTensor<float> b = bb.Get<float>();
+    Fill(a, std::vector<float>{2.5f, 3.5f, -2.5f, -0.3f, 86.51f, 1e9f + 64, INFINITY, 0.7f});
+    const std::vector<std::pair<RoundMode, std::vector<float>>> expect = {
+        {RoundMode::CAST_RINT, {2, 4, -2, -0.f, 87, 1e9f + 64, INFINITY, 1}},
+        {RoundMode::CAST_ROUND, {3, 4, -3, -0.f, 87, 1e9f + 64, INFINITY, 1}},
+        {RoundMode::CAST_FLOOR, {2, 3, -3, -1, 86, 1e9f + 64, INFINITY, 0}},
+        {RoundMode::CAST_CEIL, {3, 4, -2, -0.f, 87, 1e9f + 64, INFINITY, 1}},
+        {RoundMode::CAST_TRUNC, {2, 3, -2, -0.f, 86, 1e9f + 64, INFINITY, 0}},
+    };
+    for (const auto& [mode, want] : expect) {
+      Cast(b, a, mode, 8);
+      CHECK(Read(b, 8) == want);
+      CHECK(std::signbit(b.GetValue(3)));  // -0.3: -0 or -1, negative either way (== takes -0 for 0)
+    }
+  });
+}
+
 }  // namespace

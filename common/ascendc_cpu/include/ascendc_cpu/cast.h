@@ -2,13 +2,14 @@
 // modes (CAST_NONE = CAST_RINT when the conversion loses precision; CAST_ODD = round to odd).
 // Floating targets round exactly per mode from the source value; results beyond the target's
 // range follow IEEE directed rounding (to infinity or to the largest finite value). Integer
-// targets round per mode and saturate; NaN converts to 0.
+// targets round per mode and saturate; NaN converts to 0. float -> float rounds to an integral value.
 // Atlas A2 support (impl/basic_api/dav_c220/kernel_operator_vec_vconv_impl.h, Cast.md): only the
 // pairs of CastModes() exist (others: static_assert, as there is no intrinsic for them), and
 // each pair takes only its listed round modes (others: api-constraint at run time; e.g.
 // float -> bfloat16_t has no CAST_NONE, float -> int32_t needs an explicit rounding).
 // int32_t -> half goes through the deq-scale register (SetDeqScale), which is not modelled.
 #pragma once
+#include <cmath>
 #include <type_traits>
 
 #include "ascendc_cpu/dtype_support.h"
@@ -21,6 +22,19 @@ namespace ascendc_cpu::detail {
 double RoundToFloat(double x, int mant_bits, int emin, double max_finite, AscendC::RoundMode mode);
 // Rounds x to an integer in [lo, hi]; CAST_ODD is not an integer mode (api-constraint).
 int64_t RoundToInt(double x, int64_t lo, int64_t hi, AscendC::RoundMode mode, SrcLoc loc);
+
+// float -> float Cast: rounds to an integral value by the mode (CAST_RINT nearest even, CAST_ROUND
+// half away from zero, CAST_FLOOR, CAST_CEIL, CAST_TRUNC), as the A2 vconv_f322f32{r,a,f,c,z} do
+// (the math library's cos uses CAST_FLOOR this way); NaN, infinities and -0 pass through.
+inline float RoundToIntegral(float x, AscendC::RoundMode mode) {
+  switch (mode) {
+    case AscendC::RoundMode::CAST_FLOOR: return std::floor(x);
+    case AscendC::RoundMode::CAST_CEIL: return std::ceil(x);
+    case AscendC::RoundMode::CAST_ROUND: return std::round(x);
+    case AscendC::RoundMode::CAST_TRUNC: return std::trunc(x);
+    default: return std::nearbyint(x);  // CAST_RINT (the only other mode the pair takes)
+  }
+}
 
 template <class T>
 double ToDouble(T v) {
@@ -60,7 +74,13 @@ void Cast(const LocalTensor<D>& dst, const LocalTensor<S>& src, const RoundMode&
   }
   const S* s = VecSrc(src, count, "Cast", loc);
   std::vector<D> out(count);
-  for (uint32_t i = 0; i < count; ++i) out[i] = FromDouble<D>(ToDouble(s[i]), mode, loc);
+  for (uint32_t i = 0; i < count; ++i) {
+    if constexpr (std::is_same_v<D, float> && std::is_same_v<S, float>) {
+      out[i] = RoundToIntegral(s[i], mode);  // vconv_f322f32{r,f,c,a,z}: an integer, kept in float
+    } else {
+      out[i] = FromDouble<D>(ToDouble(s[i]), mode, loc);
+    }
+  }
   D* d = VecDst(dst, count, "Cast", loc);
   std::copy(out.begin(), out.end(), d);
   CountVectorOp(loc);
