@@ -52,6 +52,7 @@ class ReshapeAndCacheQuant {
       scales_[i] = scales[i];
       if (tiling.scale_dtype[i] >= 0) pipe.InitBuffer(table_buf_[i], table_bytes);
     }
+    pipe.InitBuffer(verdict_buf_, 2 * table_bytes);
     slots_.Init(pipe, slot_mapping, tiling_);
   }
 
@@ -61,7 +62,9 @@ class ReshapeAndCacheQuant {
     for (int32_t i = 0; i < 4; ++i) {
       if (tiling_.scale_dtype[i] < 0) continue;
       LoadRaw(i);
-      if (check && record[0] == kRacOk) CheckRaw(i, record);
+      // scales: a vector verdict first, the scalar scan (which names the element) only on an
+      // error; offsets: the scalar scan
+      if (check && record[0] == kRacOk && (i >= 2 || AnyBadScale(i))) CheckRaw(i, record);
       LoadTable(i);
     }
   }
@@ -81,6 +84,46 @@ class ReshapeAndCacheQuant {
   }
 
  private:
+  // Whether scale `which` (0 or 1; its raw bits in raw_buf_) holds a value not finite and > 0,
+  // by vector integer work on the bits: as signed integers, exactly the positive finite values
+  // lie in [1, the largest finite's bits] (float32 0x7F7FFFFF, float16 0x7BFF, bfloat16 0x7F7F),
+  // so d = b - clamp(b, 1, max) is 0 for every valid element and not 0 for any other; then
+  // max |float(d)| by ReduceMax (finite values only: no NaN semantics involved).
+  __aicore__ inline bool AnyBadScale(int32_t which) {
+    const int32_t dtype = tiling_.scale_dtype[which];
+    const int32_t n = static_cast<int32_t>(tiling_.scale_numel[which]);
+    const AscendC::LocalTensor<float> d = verdict_buf_.template Get<float>()[static_cast<uint32_t>(tiling_.table_elems)];
+    aop_kernel::check::Sync<AscendC::HardEvent::MTE2_V>(*pipe_);
+    if (dtype == kRacFloat32) {
+      const AscendC::LocalTensor<int32_t> b = raw_buf_.template Get<int32_t>();
+      const AscendC::LocalTensor<int32_t> c = verdict_buf_.template Get<int32_t>();
+      AscendC::Maxs(c, b, static_cast<int32_t>(1), n);
+      RacVecBarrier();
+      AscendC::Mins(c, c, static_cast<int32_t>(0x7F7FFFFF), n);
+      RacVecBarrier();
+      AscendC::Sub(c, b, c, n);
+      RacVecBarrier();
+      AscendC::Cast(d, c, AscendC::RoundMode::CAST_RINT, static_cast<uint32_t>(n));
+    } else {
+      const AscendC::LocalTensor<int16_t> b = raw_buf_.template Get<int16_t>();
+      const AscendC::LocalTensor<int16_t> c = verdict_buf_.template Get<int16_t>();
+      AscendC::Maxs(c, b, static_cast<int16_t>(1), n);
+      RacVecBarrier();
+      AscendC::Mins(c, c, static_cast<int16_t>(dtype == kRacFloat16 ? 0x7BFF : 0x7F7F), n);
+      RacVecBarrier();
+      AscendC::Sub(c, b, c, n);
+      RacVecBarrier();
+      AscendC::Cast(d, c, AscendC::RoundMode::CAST_NONE, static_cast<uint32_t>(n));
+    }
+    RacVecBarrier();
+    AscendC::Abs(d, d, n);
+    RacVecBarrier();
+    const AscendC::LocalTensor<float> most = work_buf_.template Get<float>();  // dst and scratch may overlap
+    AscendC::ReduceMax(most, d, most, n);
+    aop_kernel::check::Sync<AscendC::HardEvent::V_S>(*pipe_);
+    return most.template ReinterpretCast<uint32_t>().GetValue(0) != 0;  // +0.0: every d was 0
+  }
+
   // Scale / offset `which` (its raw bits in raw_buf_): every scale finite and > 0, every offset
   // finite, by integer tests on the bits (exponent not all ones; sign clear and not zero).
   __aicore__ inline void CheckRaw(int32_t which, int64_t* record) {
@@ -249,6 +292,7 @@ class ReshapeAndCacheQuant {
   AscendC::TQue<AscendC::TPosition::VECOUT, 1> out_queue_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> work_buf_, half_buf_, raw_buf_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> table_buf_[4];  // k_scale, v_scale, k_offset, v_offset
+  AscendC::TBuf<AscendC::TPosition::VECCALC> verdict_buf_;   // core 0's scale check: two tables' room
   GM_ADDR scales_[4] = {nullptr, nullptr, nullptr, nullptr};
   AscendC::GlobalTensor<TIn> key_, value_;
   AscendC::GlobalTensor<int8_t> key_cache_, value_cache_;
