@@ -2,7 +2,8 @@
 // compiled for the SSE2 / NEON baseline, AVX2 and AVX-512, chosen at run time (never
 // -march=native). Every build computes the same codes: float32 division and addition round to
 // nearest even in IEEE arithmetic on every ISA, and the rest is exact (conversions, clamps,
-// integer bit work). No a*b+c appears, so FMA contraction cannot change a result.
+// integer bit work, products by powers of two). The one a*b + c (fp8 subnormals) has an exact
+// product, so FMA contraction cannot change a result either.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
