@@ -2,7 +2,8 @@
 // compiled for the SSE2 / NEON baseline, AVX2 and AVX-512, chosen at run time (never
 // -march=native). Every build computes the same codes: float32 division and addition round to
 // nearest even in IEEE arithmetic on every ISA, and the rest is exact (conversions, clamps,
-// integer bit work). No a*b+c appears, so FMA contraction cannot change a result.
+// integer bit work, products by powers of two). The one a*b + c (fp8 subnormals) has an exact
+// product, so FMA contraction cannot change a result either.
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -48,10 +49,15 @@ __attribute__((always_inline)) inline typename Vec<N>::F load(aop_dtype in, cons
   std::memcpy(&h, p, sizeof h);
   const typename V::U u = __builtin_convertvector(h, typename V::U);
   if (in == AOP_DTYPE_BFLOAT16) return bit_cast<typename V::F>(u << 16);
-  // float16: exponent and mantissa moved into float32's place, rebiased by 2^112 (exact for
-  // normals and subnormals); inf / NaN get the all-ones exponent.
+  // float16: normals by moving exponent and mantissa into float32's place and rebiasing
+  // (+ (127 - 15) << 23); subnormals (and zero) as their integer mantissa times 2^-24, a normal
+  // float32: no float32 subnormal is formed, so flush-to-zero modes cannot change a value;
+  // inf / NaN get the all-ones exponent.
   const typename V::U sign = (u & 0x8000u) << 16, em = u & 0x7fffu;
-  const typename V::U finite = bit_cast<typename V::U>(bit_cast<typename V::F>(em << 13) * 0x1p112f);
+  const typename V::U normal = (em << 13) + 0x38000000u;
+  const typename V::F sub = __builtin_convertvector(em, typename V::F) * 0x1p-24f;
+  const typename V::U is_sub = bit_cast<typename V::U>(em < 0x400u);
+  const typename V::U finite = (bit_cast<typename V::U>(sub) & is_sub) | (normal & ~is_sub);
   const typename V::U special = (em << 13) | 0x7f800000u;
   const typename V::U is_special = bit_cast<typename V::U>(em >= 0x7c00u);
   return bit_cast<typename V::F>(sign | (finite & ~is_special) | (special & is_special));

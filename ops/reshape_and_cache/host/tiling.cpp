@@ -14,15 +14,16 @@ namespace {
 constexpr int64_t kBurstAlign = 32;
 constexpr int64_t kMaxBursts = 4095;  // DataCopyPad blockCount limit
 
-// The int8 write's UB: the per-channel tables (one per scale / offset given) and the staging of
-// a raw scale, fixed; then per chunk element two input buffers, two int8 output buffers, the
+// The int8 write's UB: the per-channel tables (one per scale / offset given), the staging of a
+// raw scale and the scale check's verdict buffer, fixed; then per chunk element two input buffers, two int8 output buffers, the
 // float32 work buffer and the float16 step of the float32 -> int8 conversion.
 void quant_chunk(ReshapeAndCacheTiling& t, const aop_platform& platform) {
   const int64_t row = std::max(t.key_row_elems, t.value_row_elems);
   t.table_elems = (row + 7) / 8 * 8;
   int64_t tables = 0;
   for (int i = 0; i < 4; ++i) tables += t.scale_dtype[i] >= 0 ? 1 : 0;
-  const int64_t fixed = rac_check_ub_bytes(t.block_dim) + (tables + 1) * t.table_elems * 4;
+  // the tables, the raw staging and core 0's two-table verdict buffer
+  const int64_t fixed = rac_check_ub_bytes(t.block_dim) + (tables + 3) * t.table_elems * 4;
   const int64_t in_bytes = static_cast<int64_t>(aop_dtype_size(static_cast<aop_dtype>(t.in_dtype)));
   const int64_t per_elem = kRacBufferNum * (in_bytes + 1) + 4 + 2;
   int64_t chunk = (platform.ub_bytes - fixed) / per_elem / kBurstAlign * kBurstAlign;

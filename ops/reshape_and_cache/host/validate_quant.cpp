@@ -68,13 +68,12 @@ float scale_element(const aop_tensor& t, int64_t i) {
     bits = static_cast<uint32_t>(h) << 16;
   } else {
     const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16, em = h & 0x7fffu;
-    float f;
     if (em >= 0x7c00u) {
       bits = sign | 0x7f800000u | ((em & 0x3ffu) << 13);
+    } else if (em >= 0x400u) {
+      bits = sign | ((em << 13) + 0x38000000u);  // a normal: rebias 15 -> 127
     } else {
-      const uint32_t scaled = em << 13;
-      std::memcpy(&f, &scaled, 4);
-      f *= 0x1p112f;  // rebias 15 -> 127, subnormals included: exact
+      const float f = static_cast<float>(em) * 0x1p-24f;  // a subnormal (or zero): exact, a normal float32
       std::memcpy(&bits, &f, 4);
       bits |= sign;
     }

@@ -52,6 +52,7 @@ class ReshapeAndCacheQuant {
       scales_[i] = scales[i];
       if (tiling.scale_dtype[i] >= 0) pipe.InitBuffer(table_buf_[i], table_bytes);
     }
+    pipe.InitBuffer(verdict_buf_, 2 * table_bytes);
     slots_.Init(pipe, slot_mapping, tiling_);
   }
 
@@ -61,7 +62,9 @@ class ReshapeAndCacheQuant {
     for (int32_t i = 0; i < 4; ++i) {
       if (tiling_.scale_dtype[i] < 0) continue;
       LoadRaw(i);
-      if (check && record[0] == kRacOk) CheckRaw(i, record);
+      // scales: a vector verdict first, the scalar scan (which names the element) only on an
+      // error; offsets: the scalar scan
+      if (check && record[0] == kRacOk && (i >= 2 || AnyBadScale(i))) CheckRaw(i, record);
       LoadTable(i);
     }
   }
@@ -81,6 +84,56 @@ class ReshapeAndCacheQuant {
   }
 
  private:
+  // Whether scale `which` (0 or 1; its raw bits in raw_buf_) holds a value not finite and > 0,
+  // by vector integer work on the bits: as signed integers, exactly the positive finite values
+  // lie in [1, top] (top: the largest finite's bits, float32 0x7F7FFFFF, float16 0x7BFF,
+  // bfloat16 0x7F7F). With p = max(b, 0), the flag (1 - min(p, 1)) + (max(p, top) - top) is 0 for
+  // every valid element and at least 1 for any other, and no step overflows; then
+  // max |float(flag)| by ReduceMax (finite values only: no NaN semantics involved).
+  __aicore__ inline bool AnyBadScale(int32_t which) {
+    aop_kernel::check::Sync<AscendC::HardEvent::MTE2_V>(*pipe_);
+    const AscendC::LocalTensor<float> d = verdict_buf_.template Get<float>()[static_cast<uint32_t>(tiling_.table_elems)];
+    const int32_t dtype = tiling_.scale_dtype[which];
+    const int32_t n = static_cast<int32_t>(tiling_.scale_numel[which]);
+    if (dtype == kRacFloat32) {
+      ScaleFlags<int32_t>(0x7F7FFFFF, n);
+      AscendC::Cast(d, verdict_buf_.template Get<int32_t>(), AscendC::RoundMode::CAST_RINT, static_cast<uint32_t>(n));
+    } else {
+      ScaleFlags<int16_t>(dtype == kRacFloat16 ? 0x7BFF : 0x7F7F, n);
+      AscendC::Cast(d, verdict_buf_.template Get<int16_t>(), AscendC::RoundMode::CAST_NONE, static_cast<uint32_t>(n));
+    }
+    RacVecBarrier();
+    AscendC::Abs(d, d, n);
+    RacVecBarrier();
+    const AscendC::LocalTensor<float> most = work_buf_.template Get<float>();  // dst and scratch may overlap
+    AscendC::ReduceMax(most, d, most, n);
+    aop_kernel::check::Sync<AscendC::HardEvent::V_S>(*pipe_);
+    return most.template ReinterpretCast<uint32_t>().GetValue(0) != 0;  // +0.0: every flag was 0
+  }
+
+  // The flags of AnyBadScale into the front of verdict_buf_ (I: int32_t or int16_t, the bits' width).
+  template <typename I>
+  __aicore__ inline void ScaleFlags(I top, int32_t n) {
+    const AscendC::LocalTensor<I> b = raw_buf_.template Get<I>();
+    const AscendC::LocalTensor<I> p = verdict_buf_.template Get<I>();
+    // h from byte 4 * table_elems (32-byte aligned; the float flags go there after h is used)
+    const AscendC::LocalTensor<I> h =
+        verdict_buf_.template Get<I>()[static_cast<uint32_t>(tiling_.table_elems * 4 / sizeof(I))];
+    AscendC::Maxs(p, b, static_cast<I>(0), n);    // p = max(b, 0)
+    RacVecBarrier();
+    AscendC::Maxs(h, p, top, n);                  // h = max(p, top) - top: > 0 above the finite range
+    RacVecBarrier();
+    AscendC::Adds(h, h, static_cast<I>(-top), n);
+    AscendC::Mins(p, p, static_cast<I>(1), n);    // p = 1 - min(p, 1): 1 for b <= 0
+    RacVecBarrier();
+    AscendC::Muls(p, p, static_cast<I>(-1), n);
+    RacVecBarrier();
+    AscendC::Adds(p, p, static_cast<I>(1), n);
+    RacVecBarrier();
+    AscendC::Add(p, p, h, n);
+    RacVecBarrier();
+  }
+
   // Scale / offset `which` (its raw bits in raw_buf_): every scale finite and > 0, every offset
   // finite, by integer tests on the bits (exponent not all ones; sign clear and not zero).
   __aicore__ inline void CheckRaw(int32_t which, int64_t* record) {
@@ -249,6 +302,7 @@ class ReshapeAndCacheQuant {
   AscendC::TQue<AscendC::TPosition::VECOUT, 1> out_queue_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> work_buf_, half_buf_, raw_buf_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> table_buf_[4];  // k_scale, v_scale, k_offset, v_offset
+  AscendC::TBuf<AscendC::TPosition::VECCALC> verdict_buf_;   // core 0's scale check: two tables' room
   GM_ADDR scales_[4] = {nullptr, nullptr, nullptr, nullptr};
   AscendC::GlobalTensor<TIn> key_, value_;
   AscendC::GlobalTensor<int8_t> key_cache_, value_cache_;

@@ -171,3 +171,49 @@ def test_clean_scales_pass_the_kernel_check_and_are_written():
     core.run_cpu(args[0], args[1], want[0], want[1], args[4], **kw)
     core.run_emu(*args, **kw, host_data_checks=False)
     assert args[2].tobytes() == want[0].tobytes() and args[3].tobytes() == want[1].tobytes()
+
+
+# The kernel's scale check decides on the raw bits by vector integer work (a value is a valid
+# scale exactly when its bits, as a signed integer, lie in [1, the largest finite's bits]): the
+# edges of that interval in each dtype, found by the kernel alone (host checks skipped).
+EDGE_DTYPES = {"float32": (np.float32, np.uint32), "float16": (np.float16, np.uint16),
+               "bfloat16": (ml_dtypes.bfloat16, np.uint16)}
+VALID_EDGES = {"float32": [0x00000001, 0x7F7FFFFF, 0x00800000], "float16": [0x0001, 0x7BFF, 0x0400],
+               "bfloat16": [0x0001, 0x7F7F, 0x0080]}
+INVALID_EDGES = {"float32": [0x00000000, 0x80000000, 0x7F800000, 0x7FC00000, 0xFF800000, 0x80000001, 0xFFFFFFFF],
+                 "float16": [0x0000, 0x8000, 0x7C00, 0x7E00, 0xFC00, 0x8001, 0xFFFF],
+                 "bfloat16": [0x0000, 0x8000, 0x7F80, 0x7FC0, 0xFF80, 0x8001, 0xFFFF]}
+
+
+def with_bits(kw, name, index, dtype_name, bits):
+    dtype, uint = EDGE_DTYPES[dtype_name]
+    scale = kw[name].astype(dtype)
+    raw = scale.view(uint).copy()
+    raw.reshape(-1)[index] = bits
+    return {**kw, name: raw.view(dtype)}
+
+
+@pytest.mark.parametrize("dtype_name", list(EDGE_DTYPES))
+def test_kernel_scale_check_edges(dtype_name):
+    args, kw = base(granularity="channel_flat")
+    kw = {k: v for k, v in kw.items() if not k.endswith("offset")}
+    kw = {**kw, "k_scale": kw["k_scale"].astype(EDGE_DTYPES[dtype_name][0]),
+          "v_scale": kw["v_scale"].astype(EDGE_DTYPES[dtype_name][0])}
+    for i, bits in enumerate(VALID_EDGES[dtype_name]):  # the correct twin: written as on cpu
+        good = with_bits(kw, "k_scale", 3 + i, dtype_name, bits)
+        want = [args[2].copy(), args[3].copy()]
+        core.run_cpu(args[0], args[1], want[0], want[1], args[4], **good)
+        got = [args[2].copy(), args[3].copy()]
+        core.run_emu(args[0], args[1], got[0], got[1], args[4], **good, host_data_checks=False)
+        assert got[0].tobytes() == want[0].tobytes() and got[1].tobytes() == want[1].tobytes()
+    for name in ("k_scale", "v_scale"):
+        for bits in INVALID_EDGES[dtype_name]:
+            bad = with_bits(kw, name, 20, dtype_name, bits)
+            with pytest.raises(ValueError) as host:
+                core.run_cpu(*[a.copy() for a in args], **bad)
+            caches = [args[2].copy(), args[3].copy()]
+            with pytest.raises(ValueError) as kernel:
+                core.run_emu(args[0], args[1], caches[0], caches[1], args[4], **bad, host_data_checks=False)
+            assert str(kernel.value) == str(host.value)
+            assert f"{name}[20]" in str(kernel.value)
+            assert caches[0].tobytes() == args[2].tobytes() and caches[1].tobytes() == args[3].tobytes()

@@ -137,3 +137,25 @@ def test_torchair_converter_refuses_quantising_modes(stand_in_torchair):
     tensors = {name: object() for name in ("key", "value", "key_cache", "value_cache", "slot_mapping")}
     with pytest.raises(NotImplementedError, match="kv_cache_dtype='auto' only"):
         fn(**tensors, kv_cache_dtype="int8", k_scale=object(), v_scale=object(), meta_outputs=None)
+
+
+def test_flush_denormal_changes_no_code():
+    """float16 subnormal inputs and scales with the thread's flush-to-zero / denormals-are-zero
+    on (torch.set_flush_denormal): the same codes as the reference (no float32 subnormal is
+    formed when widening float16)."""
+    sub = np.array([2.0**-24, 3 * 2.0**-24, 2.0**-15, -(2.0**-20), 1023 * 2.0**-24], np.float16)
+    key = torch.from_numpy(np.resize(sub, (4, 1, 32)).copy())
+    slots = torch.arange(4)
+    for mode, scale in (("fp8_e4m3", 2.0**-20), ("int8", 2.0**-24)):
+        s = np.array([scale], np.float16)  # 2^-24: itself a float16 subnormal
+        cache = torch.zeros(4, 1, 1, 32, dtype=torch.int8 if mode == "int8" else torch.uint8)
+        want = reference.reshape_and_cache(key.numpy(), None, cache.numpy(), None, slots.numpy(),
+                                           kv_cache_dtype=mode, k_scale=s)[0]
+        if not torch.set_flush_denormal(True):
+            pytest.skip("this CPU cannot flush denormals")
+        try:
+            OP(key, None, cache, None, slots, kv_cache_dtype=mode, k_scale=torch.from_numpy(s))
+        finally:
+            torch.set_flush_denormal(False)
+        same(cache, want)
+        assert cache.numpy().any()

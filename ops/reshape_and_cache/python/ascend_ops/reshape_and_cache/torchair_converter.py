@@ -27,10 +27,9 @@ GE_OP_TYPE = "ReshapeAndCache"
 
 def _nd_key_value_only(values: dict) -> None:
     """The GE prototype has the five-tensor ND form only: a key-only call, cache_mode 1, a
-    head_num or a quantising kv_cache_dtype (with its scales) is refused here (not silently
-    dropped)."""
-    if values["kv_cache_dtype"] != "auto" or any(values[n] is not None for n in ("k_scale", "v_scale", "k_offset",
-                                                                                   "v_offset")):
+    head_num or a quantising kv_cache_dtype is refused here (not silently dropped). Scales with
+    "auto" are the op's own ValueError, raised by its Meta kernel while tracing."""
+    if values["kv_cache_dtype"] != "auto":
         raise NotImplementedError(
             "reshape_and_cache: the torchair converter supports kv_cache_dtype='auto' only (the GE prototype "
             f"has no scales); got kv_cache_dtype={values['kv_cache_dtype']!r}")
