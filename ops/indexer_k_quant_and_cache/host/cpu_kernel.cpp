@@ -11,6 +11,7 @@
 #include "ascend_ops/parallel.hpp"
 #include "ascend_ops/tensor.hpp"
 #include "host/indexer_k_quant_and_cache.h"
+#include "host/int8_rows_x86.h"
 #include "host/quant_rules.h"
 #include "host/rows.h"
 
@@ -21,6 +22,8 @@
 
 // The per-token loops are built once per x86-64 level (v4: AVX-512; v3: AVX2 + F16C; the SSE2
 // baseline) and chosen at load time; the same loops and roundings in each (IEEE division, no FMA).
+// The split int8 codes mostly run the hand-vectorised kernels of int8_rows_x86.cpp instead (chosen
+// by host/int8_rows_x86.h's isa(), which ASCEND_OPS_CPU_ISA caps; tests/test_ikq_isa.py runs each).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define AOP_IKQ_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
@@ -43,6 +46,7 @@ struct Plan {
   bool check_scales = false;  // split, float16 scales, bfloat16 / float32 k: the overflow check
   bool ue8m0 = false;
   float* sc = nullptr;      // T' * G group scales, from pass 1
+  x86::Int8Codes fast_int8 = nullptr;  // split: the hand-vectorised codes, or none
 };
 
 // Pass 1 for one token: its G scales into sc; whether one overflows its float16 store.
@@ -74,7 +78,11 @@ inline void token_codes(const Plan& p, int64_t t, int64_t slot, const float* sc)
     return;
   }
   int8_t* codes = reinterpret_cast<int8_t*>(p.cache) + block * d.cache_block_stride + offset * d.head_dim;
-  for (int64_t g = 0; g < d.groups; ++g) rules::int8_codes<S>(s + g * qbs, sc[g], qbs, codes + g * qbs);
+  for (int64_t g = 0; g < d.groups; ++g) {
+    if (p.fast_int8 == nullptr || !p.fast_int8(s + g * qbs, sc[g], qbs, codes + g * qbs)) {
+      rules::int8_codes<S>(s + g * qbs, sc[g], qbs, codes + g * qbs);
+    }
+  }
   const int64_t scale_index = block * d.scale_block_stride + offset * d.groups;
   if (p.scales_f16) {
     _Float16* out = reinterpret_cast<_Float16*>(p.scales) + scale_index;
@@ -149,6 +157,7 @@ void run_cpu(const Args& a) {
   p.check_scales = needs_scale_check(a, d);
   p.ue8m0 = a.ue8m0;
   p.sc = sc.data();
+  if (d.format == Format::kSplit) p.fast_int8 = x86::int8_codes(x86::isa(), a.k.dtype);
   const bool written = a.k.dtype == AOP_DTYPE_BFLOAT16 ? quantize<rows::Bf16>(p, a.slot_mapping)
                        : a.k.dtype == AOP_DTYPE_FLOAT16 ? quantize<rows::F16>(p, a.slot_mapping)
                                                         : quantize<rows::F32>(p, a.slot_mapping);
