@@ -51,7 +51,7 @@ struct Plan {
 
 // Pass 1 for one token: its G scales into sc; whether one overflows its float16 store.
 template <class S>
-inline bool token_scales(const Plan& p, int64_t t, float* sc) {
+AOP_IKQ_INLINE bool token_scales(const Plan& p, int64_t t, float* sc) {
   const Dims& d = p.d;
   const auto* s = reinterpret_cast<const typename S::Bits*>(p.k + t * p.k_row_bytes);
   bool overflow = false;
@@ -65,7 +65,7 @@ inline bool token_scales(const Plan& p, int64_t t, float* sc) {
 
 // Pass 2 for one token: the codes of its D elements and its G scales at `slot`.
 template <class S>
-inline void token_codes(const Plan& p, int64_t t, int64_t slot, const float* sc) {
+AOP_IKQ_INLINE void token_codes(const Plan& p, int64_t t, int64_t slot, const float* sc) {
   const Dims& d = p.d;
   const auto* s = reinterpret_cast<const typename S::Bits*>(p.k + t * p.k_row_bytes);
   const int64_t block = slot / d.block_size, offset = slot % d.block_size;

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "host/rows.h"  // AOP_IKQ_INLINE
+
 namespace aop::indexer_k_quant_and_cache::rules {
 
 inline uint32_t bits_of(float x) {
@@ -42,7 +44,7 @@ inline bool float16_overflows(float sc) { return !(sc < 65520.0f); }
 // by adding and subtracting 1.5 * 2^23 (nearest even for |y| <= 2^22 in the default rounding mode),
 // then an exact conversion. NaN is outside the contract.
 template <class S>
-void int8_codes(const typename S::Bits* s, float sc, int64_t n, int8_t* q) {
+AOP_IKQ_INLINE void int8_codes(const typename S::Bits* s, float sc, int64_t n, int8_t* q) {
   constexpr float kMagic = 12582912.0f;
   for (int64_t i = 0; i < n; ++i) {
     float y = S::widen(s[i]) / sc;
@@ -56,7 +58,7 @@ void int8_codes(const typename S::Bits* s, float sc, int64_t n, int8_t* q) {
 // E4M3FN byte of clamp(y, -448, 448): round to nearest even, subnormals (steps of 2^-9) included,
 // -0.0 -> 0x80. y is not NaN. Both candidates are computed and one selected (no branch, no
 // libcall), so a loop of it vectorises.
-inline uint8_t e4m3fn_code(float y) {
+AOP_IKQ_INLINE uint8_t e4m3fn_code(float y) {
   constexpr float kMagic = 8388608.0f;  // 2^23: x + 2^23 - 2^23 rounds 0 <= x < 2^22 to nearest even
   const uint32_t sign = (bits_of(y) >> 24) & 0x80u;
   float a = std::fabs(y);
@@ -73,7 +75,7 @@ inline uint8_t e4m3fn_code(float y) {
 
 // q[i] = e4m3fn_code(fl32(x[i] / sc)), x[i] the widened s[i], i < n.
 template <class S>
-void e4m3fn_codes(const typename S::Bits* s, float sc, int64_t n, uint8_t* q) {
+AOP_IKQ_INLINE void e4m3fn_codes(const typename S::Bits* s, float sc, int64_t n, uint8_t* q) {
   for (int64_t i = 0; i < n; ++i) q[i] = e4m3fn_code(S::widen(s[i]) / sc);
 }
 

@@ -5,6 +5,13 @@
 #include <cstdint>
 #include <cstring>
 
+// Inlined into the callers' per-ISA clones (a call would run the baseline build of the loop).
+#if defined(__GNUC__)
+#define AOP_IKQ_INLINE inline __attribute__((always_inline))
+#else
+#define AOP_IKQ_INLINE inline
+#endif
+
 namespace aop::indexer_k_quant_and_cache::rows {
 
 inline float float_of(uint32_t b) {
@@ -22,7 +29,7 @@ inline uint32_t bits_of(float x) {
 struct Bf16 {
   using Bits = uint16_t;
   static constexpr Bits kMagnitude = 0x7FFFu;
-  static float widen(Bits h) { return float_of(static_cast<uint32_t>(h) << 16); }
+  static AOP_IKQ_INLINE float widen(Bits h) { return float_of(static_cast<uint32_t>(h) << 16); }
 };
 
 // float16, without F16C: the magnitude's bits moved into a float32's place, the exponent rebiased
@@ -31,7 +38,7 @@ struct Bf16 {
 struct F16 {
   using Bits = uint16_t;
   static constexpr Bits kMagnitude = 0x7FFFu;
-  static float widen(Bits h) {
+  static AOP_IKQ_INLINE float widen(Bits h) {
     const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
     const uint32_t magnitude = static_cast<uint32_t>(h & 0x7FFFu) << 13;
     const uint32_t finite = bits_of(float_of(magnitude) * 0x1p112f) | sign;
@@ -43,13 +50,13 @@ struct F16 {
 struct F32 {
   using Bits = uint32_t;
   static constexpr Bits kMagnitude = 0x7FFFFFFFu;
-  static float widen(Bits b) { return float_of(b); }
+  static AOP_IKQ_INLINE float widen(Bits b) { return float_of(b); }
 };
 
 // max |x| over s[0, n) (n > 0) as float32: non-negative values (not NaN) order as their magnitude
 // bits, so the max is taken on the bits (-0.0 counts as 0) and only it is widened.
 template <class S>
-float abs_max(const typename S::Bits* s, int64_t n) {
+AOP_IKQ_INLINE float abs_max(const typename S::Bits* s, int64_t n) {
   typename S::Bits m = 0;
   for (int64_t i = 0; i < n; ++i) {
     const typename S::Bits a = s[i] & S::kMagnitude;
