@@ -47,6 +47,7 @@ struct Plan {
   bool ue8m0 = false;
   float* sc = nullptr;      // T' * G group scales, from pass 1
   x86::Int8Codes fast_int8 = nullptr;  // split: the hand-vectorised codes, or none
+  x86::AbsMaxBits16 fast_amax16 = nullptr;  // bfloat16 / float16 k: the hand-vectorised abs-max, or none
 };
 
 // Pass 1 for one token: its G scales into sc; whether one overflows its float16 store.
@@ -56,7 +57,15 @@ AOP_IKQ_INLINE bool token_scales(const Plan& p, int64_t t, float* sc) {
   const auto* s = reinterpret_cast<const typename S::Bits*>(p.k + t * p.k_row_bytes);
   bool overflow = false;
   for (int64_t g = 0; g < d.groups; ++g) {
-    const float amax = rows::abs_max<S>(s + g * d.quant_block, d.quant_block);
+    float amax;
+    const int32_t bits = sizeof(typename S::Bits) == 2 && p.fast_amax16 != nullptr
+                             ? p.fast_amax16(reinterpret_cast<const uint16_t*>(s + g * d.quant_block), d.quant_block)
+                             : -1;
+    if (bits >= 0) {
+      amax = S::widen(static_cast<typename S::Bits>(bits));
+    } else {
+      amax = rows::abs_max<S>(s + g * d.quant_block, d.quant_block);
+    }
     sc[g] = d.format == Format::kFused ? rules::fp8_scale(amax, p.ue8m0) : rules::int8_scale(amax);
     overflow |= p.check_scales && rules::float16_overflows(sc[g]);
   }
@@ -158,6 +167,7 @@ void run_cpu(const Args& a) {
   p.ue8m0 = a.ue8m0;
   p.sc = sc.data();
   if (d.format == Format::kSplit) p.fast_int8 = x86::int8_codes(x86::isa(), a.k.dtype);
+  p.fast_amax16 = x86::abs_max_bits16(x86::isa());
   const bool written = a.k.dtype == AOP_DTYPE_BFLOAT16 ? quantize<rows::Bf16>(p, a.slot_mapping)
                        : a.k.dtype == AOP_DTYPE_FLOAT16 ? quantize<rows::F16>(p, a.slot_mapping)
                                                         : quantize<rows::F32>(p, a.slot_mapping);

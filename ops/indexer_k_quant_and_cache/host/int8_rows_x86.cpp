@@ -33,7 +33,7 @@ bool sc_in_range(float sc) { return sc >= 0x1p-100f && sc <= 0x1p100f; }
 #ifdef AOP_IKQ_X86
 
 // ---- AVX-512 (x86-64-v4's AVX512F) ----
-#define AOP_IKQ_AVX512 __attribute__((target("avx512f,fma,f16c,avx2")))
+#define AOP_IKQ_AVX512 __attribute__((target("avx512f,avx512bw,fma,f16c,avx2")))
 
 AOP_IKQ_AVX512 inline __m512 widen16(const uint16_t* s, aop_dtype dtype) {
   const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
@@ -66,6 +66,18 @@ AOP_IKQ_AVX512 bool avx512_f32(const void* src, float sc, int64_t n, int8_t* q) 
   const __m512 vs = _mm512_set1_ps(sc);
   for (int64_t i = 0; i < n; i += 16) store16(_mm512_div_ps(_mm512_loadu_ps(s + i), vs), q + i);
   return true;
+}
+
+AOP_IKQ_AVX512 int32_t avx512_abs_max_bits16(const uint16_t* s, int64_t n) {
+  if (n % 32 != 0) return -1;
+  const __m512i magnitude = _mm512_set1_epi16(0x7FFF);
+  __m512i m = _mm512_setzero_si512();
+  for (int64_t i = 0; i < n; i += 32) m = _mm512_max_epu16(m, _mm512_and_si512(_mm512_loadu_si512(s + i), magnitude));
+  const __m256i h = _mm256_max_epu16(_mm512_castsi512_si256(m), _mm512_extracti64x4_epi64(m, 1));
+  const __m128i q = _mm_max_epu16(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+  // the max of 8 uint16: the min of their complements (one phminposuw)
+  const __m128i ones = _mm_set1_epi16(-1);
+  return 0xFFFF & ~_mm_cvtsi128_si32(_mm_minpos_epu16(_mm_xor_si128(q, ones)));
 }
 
 // ---- AVX2 + FMA + F16C (x86-64-v3) ----
@@ -118,7 +130,8 @@ AOP_IKQ_AVX2 bool avx2_f32(const void* src, float sc, int64_t n, int8_t* q) {
 
 Isa cpu_isa() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx2") &&
+      __builtin_cpu_supports("fma")) {
     return Isa::kAvx512;  // every AVX-512 CPU has F16C
   }
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::kAvx2;  // F16C comes with both
@@ -164,6 +177,14 @@ Int8Codes int8_codes(Isa isa, aop_dtype k_dtype) {
 #endif
   (void)isa;
   (void)k_dtype;
+  return nullptr;
+}
+
+AbsMaxBits16 abs_max_bits16(Isa isa) {
+#ifdef AOP_IKQ_X86
+  if (isa == Isa::kAvx512) return &avx512_abs_max_bits16;
+#endif
+  (void)isa;
   return nullptr;
 }
 

@@ -20,4 +20,9 @@ const char* isa_name(Isa isa);
 using Int8Codes = bool (*)(const void* src, float sc, int64_t n, int8_t* q);
 Int8Codes int8_codes(Isa isa, aop_dtype k_dtype);
 
+// The largest of s[i] & 0x7FFF over i < n (bfloat16 / float16 bits: the abs-max's bits), or -1 when
+// there is no fast kernel for this n (the caller takes rows::abs_max). Exact integer work.
+using AbsMaxBits16 = int32_t (*)(const uint16_t* s, int64_t n);
+AbsMaxBits16 abs_max_bits16(Isa isa);
+
 }  // namespace aop::indexer_k_quant_and_cache::x86

@@ -48,8 +48,8 @@ AOP_IKQ_INLINE void int8_codes(const typename S::Bits* s, float sc, int64_t n, i
   constexpr float kMagic = 12582912.0f;
   for (int64_t i = 0; i < n; ++i) {
     float y = S::widen(s[i]) / sc;
+    y = y > -128.0f ? y : -128.0f;  // first: NaN (0 / 0 when sc underflows to 0) -> -128, as before
     y = y < 127.0f ? y : 127.0f;
-    y = y > -128.0f ? y : -128.0f;
     y = (y + kMagic) - kMagic;
     q[i] = static_cast<int8_t>(static_cast<int32_t>(y));
   }

@@ -3,7 +3,7 @@ quotient x / sc: ASCEND_OPS_CPU_ISA caps the hand-vectorised kernels (host/int8_
 "avx512", "avx2", "baseline" = the generic loop), so each runs in its own process. bfloat16 k:
 every amax mantissa against every x mantissa of the ten binades at and below it, both signs;
 float16 k: every 5th amax mantissa likewise, subnormal x included; float32 k: exact ties and
-random rows. The amax exponents put sc inside the fast kernels' range [2^-100, 2^100] (near both
+random rows; groups of 8 and 16 (the kernels' fallbacks). The amax exponents put sc inside the fast kernels' range [2^-100, 2^100] (near both
 ends) and outside it (subnormal sc, sc > 2^100: the generic loop). Where the kernels use
 Markstein's correction instead of a division, this is the exhaustive check of its codes (scaling
 x and amax by a power of two scales every step of it exactly)."""
@@ -78,15 +78,21 @@ def f32_case() -> np.ndarray:
     return np.concatenate(rows)
 
 
-def run_case(k: np.ndarray, bf16: bool):
-    t = len(k)
+def odd_groups_case() -> np.ndarray:
+    """bfloat16 bits [T, 48]: groups of 8 and 16 (the kernels' fallbacks and AVX-512's 16-lane path)."""
+    x = (np.random.default_rng(7).standard_normal((200, 48)) * 4).astype(np.float32)
+    return (x.view(np.uint32) >> 16).astype(np.uint16)
+
+
+def run_case(k: np.ndarray, bf16: bool, qbs: int = D):
+    t, d = k.shape
     block_size = 64
     nb = -(-t // block_size)
-    cache = np.zeros((nb, block_size, 1, D), np.int8)
-    scales = np.zeros((nb, block_size, 1, 1), np.float32)
+    cache = np.zeros((nb, block_size, 1, d), np.int8)
+    scales = np.zeros((nb, block_size, 1, d // qbs), np.float32)
     slots = np.random.default_rng(1).permutation(nb * block_size)[:t].astype(np.int64)
-    want_cache, want_scales = reference.indexer_k_quant_and_cache(k, cache, slots, scales, quant_block_size=D)
-    indexer_k_quant_and_cache(k, cache, slots, k_scale_cache=scales, quant_block_size=D, backend="cpu",
+    want_cache, want_scales = reference.indexer_k_quant_and_cache(k, cache, slots, scales, quant_block_size=qbs)
+    indexer_k_quant_and_cache(k, cache, slots, k_scale_cache=scales, quant_block_size=qbs, backend="cpu",
                               dtype="bfloat16" if bf16 else None)
     np.testing.assert_array_equal(cache, want_cache)
     np.testing.assert_array_equal(scales.view(np.uint32), want_scales.view(np.uint32))
@@ -96,8 +102,9 @@ def run_case(k: np.ndarray, bf16: bool):
 _SCRIPT = """
 import sys
 sys.path.insert(0, {tests!r})
-from test_ikq_isa import bf16_case, f16_case, f32_case, run_case
+from test_ikq_isa import bf16_case, f16_case, f32_case, odd_groups_case, run_case
 n = run_case(bf16_case(), True) + run_case(f16_case(), False) + run_case(f32_case(), False)
+n += run_case(odd_groups_case(), True, 8) + run_case(odd_groups_case(), True, 16)
 print("ok", n)
 """
 
