@@ -3,7 +3,6 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
-#include <vector>
 
 #include "ascend_ops/tensor.hpp"
 #include "host/indexer_k_quant_and_cache.h"
@@ -21,13 +20,20 @@ namespace aop::indexer_k_quant_and_cache {
 namespace {
 
 // The first group of a token's row whose float16 scale overflows, or -1 (its amax in *amax).
-AOP_IKQ_CLONES int64_t first_overflow(const void* src, aop_dtype dtype, const Dims& d, float* row, float* amax) {
-  rows::widen(src, dtype, d.head_dim, row);
+template <class S>
+AOP_IKQ_CLONES int64_t first_overflow(const void* src, const Dims& d, float* amax) {
+  const auto* s = static_cast<const typename S::Bits*>(src);
   for (int64_t g = 0; g < d.groups; ++g) {
-    *amax = rows::abs_max(row + g * d.quant_block, d.quant_block);
+    *amax = rows::abs_max<S>(s + g * d.quant_block, d.quant_block);
     if (rules::float16_overflows(rules::int8_scale(*amax))) return g;
   }
   return -1;
+}
+
+int64_t first_overflow(const void* src, aop_dtype dtype, const Dims& d, float* amax) {
+  return dtype == AOP_DTYPE_BFLOAT16 ? first_overflow<rows::Bf16>(src, d, amax)
+         : dtype == AOP_DTYPE_FLOAT16 ? first_overflow<rows::F16>(src, d, amax)
+                                      : first_overflow<rows::F32>(src, d, amax);
 }
 
 constexpr const char* kOp = "indexer_k_quant_and_cache";
@@ -53,7 +59,6 @@ bool needs_scale_check(const Args& a, const Dims& d) {
 void check_data(const Args& a, const Dims& d) {
   const int64_t num_slots = d.num_blocks * d.block_size;
   const bool scales = needs_scale_check(a, d);
-  std::vector<float> row(scales ? static_cast<size_t>(d.head_dim) : 0);
   const int64_t elem = static_cast<int64_t>(aop_dtype_size(a.k.dtype));
   for (int64_t t = 0; t < d.written; ++t) {
     const int64_t slot = slot_at(a.slot_mapping, t);
@@ -63,8 +68,7 @@ void check_data(const Args& a, const Dims& d) {
     }
     if (!scales || slot < 0) continue;
     float amax = 0.0f;
-    const int64_t g = first_overflow(static_cast<const char*>(a.k.data) + t * d.k_row_stride * elem, a.k.dtype, d,
-                                     row.data(), &amax);
+    const int64_t g = first_overflow(static_cast<const char*>(a.k.data) + t * d.k_row_stride * elem, a.k.dtype, d, &amax);
     if (g >= 0) {
       const float sc = rules::int8_scale(amax);
       const int64_t record[kIkqCheckWords] = {kIkqScaleOverflow, t, g, rules::bits_of(amax), rules::bits_of(sc),

@@ -1,13 +1,17 @@
-// The CPU backend: validate, check the data, then quantise token rows in parallel over tokens:
-// widen the row to float32, one abs-max per group, the group scale, the codes straight into the
-// cache (one pass over k, one over the written bytes).
+// The CPU backend: validate, then two passes over the tokens, each in parallel over tokens. Pass 1
+// checks the data and computes every group's scale into a small buffer (T' * G floats); only when
+// it finds a problem does check_data run (in token order, for the first error's exception), so
+// nothing is written on error. Pass 2 writes the codes and scales straight from k's bits (the
+// row, already in cache from pass 1, widened in registers; no scratch row).
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
 #include "ascend_ops/parallel.hpp"
 #include "ascend_ops/tensor.hpp"
 #include "host/indexer_k_quant_and_cache.h"
+#include "host/int8_rows_x86.h"
 #include "host/quant_rules.h"
 #include "host/rows.h"
 
@@ -16,9 +20,10 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
-// The per-token work is built once per x86-64 level (v4: AVX-512; v3: AVX2 + F16C; the SSE2
+// The per-token loops are built once per x86-64 level (v4: AVX-512; v3: AVX2 + F16C; the SSE2
 // baseline) and chosen at load time; the same loops and roundings in each (IEEE division, no FMA).
-// The tests run the level of the machine they run on.
+// The split int8 codes mostly run the hand-vectorised kernels of int8_rows_x86.cpp instead (chosen
+// by host/int8_rows_x86.h's isa(), which ASCEND_OPS_CPU_ISA caps; tests/test_ikq_isa.py runs each).
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define AOP_IKQ_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
@@ -35,58 +40,109 @@ struct Plan {
   Dims d;
   const char* k = nullptr;
   int64_t k_row_bytes = 0;  // bytes between tokens of k
-  aop_dtype k_dtype = AOP_DTYPE_FLOAT32;
   char* cache = nullptr;
   char* scales = nullptr;   // split only
   bool scales_f16 = false;  // split: float16 scale cache
+  bool check_scales = false;  // split, float16 scales, bfloat16 / float32 k: the overflow check
   bool ue8m0 = false;
+  float* sc = nullptr;      // T' * G group scales, from pass 1
+  x86::Int8Codes fast_int8 = nullptr;  // split: the hand-vectorised codes, or none
+  x86::AbsMaxBits16 fast_amax16 = nullptr;  // bfloat16 / float16 k: the hand-vectorised abs-max, or none
 };
 
-// One token: the codes of its D elements and its G scales at `slot`.
-// `row`: D float32 of scratch for the widened row, `y` another D.
-AOP_IKQ_CLONES void quantize_token(const Plan& p, int64_t t, int64_t slot, float* row, float* y) {
+// Pass 1 for one token: its G scales into sc; whether one overflows its float16 store.
+template <class S>
+AOP_IKQ_INLINE bool token_scales(const Plan& p, int64_t t, float* sc) {
   const Dims& d = p.d;
-  rows::widen(p.k + t * p.k_row_bytes, p.k_dtype, d.head_dim, row);
+  const auto* s = reinterpret_cast<const typename S::Bits*>(p.k + t * p.k_row_bytes);
+  bool overflow = false;
+  for (int64_t g = 0; g < d.groups; ++g) {
+    float amax;
+    const int32_t bits = sizeof(typename S::Bits) == 2 && p.fast_amax16 != nullptr
+                             ? p.fast_amax16(reinterpret_cast<const uint16_t*>(s + g * d.quant_block), d.quant_block)
+                             : -1;
+    if (bits >= 0) {
+      amax = S::widen(static_cast<typename S::Bits>(bits));
+    } else {
+      amax = rows::abs_max<S>(s + g * d.quant_block, d.quant_block);
+    }
+    sc[g] = d.format == Format::kFused ? rules::fp8_scale(amax, p.ue8m0) : rules::int8_scale(amax);
+    overflow |= p.check_scales && rules::float16_overflows(sc[g]);
+  }
+  return overflow;
+}
+
+// Pass 2 for one token: the codes of its D elements and its G scales at `slot`.
+template <class S>
+AOP_IKQ_INLINE void token_codes(const Plan& p, int64_t t, int64_t slot, const float* sc) {
+  const Dims& d = p.d;
+  const auto* s = reinterpret_cast<const typename S::Bits*>(p.k + t * p.k_row_bytes);
   const int64_t block = slot / d.block_size, offset = slot % d.block_size;
   const int64_t qbs = d.quant_block;
   if (d.format == Format::kFused) {
     uint8_t* base = reinterpret_cast<uint8_t*>(p.cache) + block * d.cache_block_stride;
     uint8_t* codes = base + offset * d.head_dim;
-    char* scale_at = reinterpret_cast<char*>(base + d.block_size * d.head_dim) + 4 * offset * d.groups;
-    for (int64_t g = 0; g < d.groups; ++g) {
-      const float* x = row + g * qbs;
-      const float sc = rules::fp8_scale(rows::abs_max(x, qbs), p.ue8m0);
-      for (int64_t i = 0; i < qbs; ++i) codes[g * qbs + i] = rules::e4m3fn_code(x[i] / sc);
-      std::memcpy(scale_at + 4 * g, &sc, 4);
-    }
+    for (int64_t g = 0; g < d.groups; ++g) rules::e4m3fn_codes<S>(s + g * qbs, sc[g], qbs, codes + g * qbs);
+    std::memcpy(base + d.block_size * d.head_dim + 4 * offset * d.groups, sc, 4 * d.groups);
     return;
   }
   int8_t* codes = reinterpret_cast<int8_t*>(p.cache) + block * d.cache_block_stride + offset * d.head_dim;
-  const int64_t scale_index = block * d.scale_block_stride + offset * d.groups;
   for (int64_t g = 0; g < d.groups; ++g) {
-    const float* x = row + g * qbs;
-    const float sc = rules::int8_scale(rows::abs_max(x, qbs));
-    rules::int8_codes(x, sc, qbs, codes + g * qbs, y);
-    if (p.scales_f16) {
-      reinterpret_cast<_Float16*>(p.scales)[scale_index + g] = static_cast<_Float16>(sc);  // nearest even
-    } else {
-      reinterpret_cast<float*>(p.scales)[scale_index + g] = sc;
+    if (p.fast_int8 == nullptr || !p.fast_int8(s + g * qbs, sc[g], qbs, codes + g * qbs)) {
+      rules::int8_codes<S>(s + g * qbs, sc[g], qbs, codes + g * qbs);
     }
+  }
+  const int64_t scale_index = block * d.scale_block_stride + offset * d.groups;
+  if (p.scales_f16) {
+    _Float16* out = reinterpret_cast<_Float16*>(p.scales) + scale_index;
+    for (int64_t g = 0; g < d.groups; ++g) out[g] = static_cast<_Float16>(sc[g]);  // nearest even
+  } else {
+    std::memcpy(reinterpret_cast<float*>(p.scales) + scale_index, sc, 4 * d.groups);
   }
 }
 
-template <typename S>
-void quantize_tokens(const Plan& p, const S* slots) {
-  const int64_t row_bytes = p.d.head_dim * static_cast<int64_t>(aop_dtype_size(p.k_dtype));
-  const int64_t grain = std::max<int64_t>(1, kBytesPerThread / std::max<int64_t>(row_bytes, 1));
+// Pass 1 over tokens [begin, end): their scales; whether one of them has an out-of-range slot or
+// an overflowing scale.
+template <class S, class Slot>
+AOP_IKQ_CLONES bool scales_range(const Plan& p, const Slot* slots, int64_t begin, int64_t end) {
+  const int64_t num_slots = p.d.num_blocks * p.d.block_size;
+  bool found = false;
+  for (int64_t t = begin; t < end; ++t) {
+    const int64_t slot = static_cast<int64_t>(slots[t]);
+    found |= slot >= num_slots;
+    if (slot >= 0) found |= token_scales<S>(p, t, p.sc + t * p.d.groups);
+  }
+  return found;
+}
+
+// Pass 2 over tokens [begin, end).
+template <class S, class Slot>
+AOP_IKQ_CLONES void codes_range(const Plan& p, const Slot* slots, int64_t begin, int64_t end) {
+  for (int64_t t = begin; t < end; ++t) {
+    const int64_t slot = static_cast<int64_t>(slots[t]);
+    if (slot >= 0) token_codes<S>(p, t, slot, p.sc + t * p.d.groups);  // slot < 0: a padding token
+  }
+}
+
+// Both passes; false (nothing written) when pass 1 found an out-of-range slot or an overflowing
+// scale.
+template <class S, class Slot>
+bool quantize_tokens(const Plan& p, const Slot* slots) {
+  const int64_t row_bytes = p.d.head_dim * static_cast<int64_t>(sizeof(typename S::Bits));
+  const int64_t grain = std::max<int64_t>(1, kBytesPerThread / row_bytes);
+  std::atomic<bool> bad{false};
   parallel_for(p.d.written, grain, [&](int64_t begin, int64_t end) {
-    std::vector<float> row(static_cast<size_t>(2 * p.d.head_dim));
-    for (int64_t t = begin; t < end; ++t) {
-      const int64_t slot = static_cast<int64_t>(slots[t]);
-      if (slot < 0) continue;  // padding token
-      quantize_token(p, t, slot, row.data(), row.data() + p.d.head_dim);
-    }
+    if (scales_range<S>(p, slots, begin, end)) bad.store(true, std::memory_order_relaxed);
   });
+  if (bad.load()) return false;
+  parallel_for(p.d.written, grain, [&](int64_t begin, int64_t end) { codes_range<S>(p, slots, begin, end); });
+  return true;
+}
+
+template <class S>
+bool quantize(const Plan& p, const aop_tensor& slots) {
+  return slots.dtype == AOP_DTYPE_INT64 ? quantize_tokens<S>(p, static_cast<const int64_t*>(slots.data))
+                                        : quantize_tokens<S>(p, static_cast<const int32_t*>(slots.data));
 }
 
 }  // namespace
@@ -97,22 +153,28 @@ void run_cpu(const Args& a) {
     throw aop::Error(AOP_VALUE_ERROR, "indexer_k_quant_and_cache: the cpu backend needs tensors on cpu, k is on " +
                                           device_string(a.k.device));
   }
-  check_data(a, d);
+  std::vector<float> sc(static_cast<size_t>(d.written * d.groups));
   Plan p;
   p.d = d;
   p.k = static_cast<const char*>(a.k.data);
-  p.k_dtype = a.k.dtype;
   p.k_row_bytes = d.k_row_stride * static_cast<int64_t>(aop_dtype_size(a.k.dtype));
   p.cache = static_cast<char*>(a.k_cache.data);
   if (a.k_scale_cache) {
     p.scales = static_cast<char*>(a.k_scale_cache->data);
     p.scales_f16 = a.k_scale_cache->dtype == AOP_DTYPE_FLOAT16;
   }
+  p.check_scales = needs_scale_check(a, d);
   p.ue8m0 = a.ue8m0;
-  if (a.slot_mapping.dtype == AOP_DTYPE_INT64) {
-    quantize_tokens(p, static_cast<const int64_t*>(a.slot_mapping.data));
-  } else {
-    quantize_tokens(p, static_cast<const int32_t*>(a.slot_mapping.data));
+  p.sc = sc.data();
+  if (d.format == Format::kSplit) p.fast_int8 = x86::int8_codes(x86::isa(), a.k.dtype);
+  p.fast_amax16 = x86::abs_max_bits16(x86::isa());
+  const bool written = a.k.dtype == AOP_DTYPE_BFLOAT16 ? quantize<rows::Bf16>(p, a.slot_mapping)
+                       : a.k.dtype == AOP_DTYPE_FLOAT16 ? quantize<rows::F16>(p, a.slot_mapping)
+                                                        : quantize<rows::F32>(p, a.slot_mapping);
+  if (!written) {
+    check_data(a, d);  // throws the first error in token order
+    throw aop::Error(AOP_RUNTIME_ERROR, "indexer_k_quant_and_cache: internal: the cpu kernel's data check found an "
+                                        "error that check_data did not");
   }
 }
 

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "host/rows.h"  // AOP_IKQ_INLINE
+
 namespace aop::indexer_k_quant_and_cache::rules {
 
 inline uint32_t bits_of(float x) {
@@ -36,40 +38,45 @@ inline float fp8_scale(float amax, bool ue8m0) {
 // (65504 is the largest float16, 65520 the midpoint to the next power of two).
 inline bool float16_overflows(float sc) { return !(sc < 65520.0f); }
 
-// q[i] = clamp(round_half_even(fl32(x[i] / sc)), -128, 127) for i < n; y: n floats of scratch.
-// Passes the compiler vectorises on every x86-64 / AArch64 build (one loop with both clamps does
-// not if-convert): the upper clamp in float (+inf -> 127), the rounding by adding and subtracting
-// 1.5 * 2^23 (nearest even for |y| <= 2^22, in the default rounding mode; larger |y| is already
-// an integer or clamped), the lower clamp on the integer (-inf converts to INT_MIN -> -128).
-// NaN is outside the contract.
-inline void int8_codes(const float* x, float sc, int64_t n, int8_t* q, float* y) {
+// q[i] = clamp(round_half_even(fl32(x[i] / sc)), -128, 127), x[i] the widened s[i], i < n. One
+// loop the compiler vectorises on every x86-64 / AArch64 build: the clamps first, in float (the
+// bounds are integers, so clamp(round(y)) = round(clamp(y)); +-inf clamp too), then the rounding
+// by adding and subtracting 1.5 * 2^23 (nearest even for |y| <= 2^22 in the default rounding mode),
+// then an exact conversion. NaN is outside the contract.
+template <class S>
+AOP_IKQ_INLINE void int8_codes(const typename S::Bits* s, float sc, int64_t n, int8_t* q) {
   constexpr float kMagic = 12582912.0f;
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] / sc;
-  for (int64_t i = 0; i < n; ++i) y[i] = y[i] > 127.0f ? 127.0f : y[i];
-  for (int64_t i = 0; i < n; ++i) y[i] = y[i] < -4194304.0f ? -4194304.0f : y[i];  // keeps the cast in int32
-  for (int64_t i = 0; i < n; ++i) y[i] = (y[i] + kMagic) - kMagic;
   for (int64_t i = 0; i < n; ++i) {
-    const int32_t v = static_cast<int32_t>(y[i]);
-    q[i] = static_cast<int8_t>(v < -128 ? -128 : v);
+    float y = S::widen(s[i]) / sc;
+    y = y > -128.0f ? y : -128.0f;  // first: NaN (0 / 0 when sc underflows to 0) -> -128, as before
+    y = y < 127.0f ? y : 127.0f;
+    y = (y + kMagic) - kMagic;
+    q[i] = static_cast<int8_t>(static_cast<int32_t>(y));
   }
 }
 
 // E4M3FN byte of clamp(y, -448, 448): round to nearest even, subnormals (steps of 2^-9) included,
-// -0.0 -> 0x80. y is not NaN.
-inline uint8_t e4m3fn_code(float y) {
+// -0.0 -> 0x80. y is not NaN. Both candidates are computed and one selected (no branch, no
+// libcall), so a loop of it vectorises.
+AOP_IKQ_INLINE uint8_t e4m3fn_code(float y) {
+  constexpr float kMagic = 8388608.0f;  // 2^23: x + 2^23 - 2^23 rounds 0 <= x < 2^22 to nearest even
   const uint32_t sign = (bits_of(y) >> 24) & 0x80u;
   float a = std::fabs(y);
-  if (a > 448.0f) a = 448.0f;
-  uint32_t mag;
-  if (a < 0.015625f) {  // below 2^-6: a subnormal (or zero), exactly a * 2^9 in steps of one
-    mag = static_cast<uint32_t>(std::nearbyint(a * 512.0f));  // 8 is the smallest normal, 0x08
-  } else {
-    // Round the float32 mantissa to 3 bits, nearest even; a carry moves into the exponent.
-    const uint32_t b = bits_of(a);
-    const uint32_t rounded = (b + 0x7FFFFu + ((b >> 20) & 1u)) >> 20;  // (exponent << 3) | mantissa
-    mag = rounded - ((127u - 7u) << 3);                                 // rebias 127 -> 7
-  }
-  return static_cast<uint8_t>(sign | mag);
+  a = a < 448.0f ? a : 448.0f;
+  // below 2^-6: a subnormal (or zero), exactly a * 2^9 rounded to an integer (8 is the smallest
+  // normal, 0x08)
+  const uint32_t subnormal = static_cast<uint32_t>(static_cast<int32_t>((a * 512.0f + kMagic) - kMagic));
+  // normal: the float32 mantissa rounded to 3 bits, nearest even; a carry moves into the exponent;
+  // rebias 127 -> 7
+  const uint32_t b = bits_of(a);
+  const uint32_t normal = ((b + 0x7FFFFu + ((b >> 20) & 1u)) >> 20) - ((127u - 7u) << 3);
+  return static_cast<uint8_t>(sign | (a < 0.015625f ? subnormal : normal));
+}
+
+// q[i] = e4m3fn_code(fl32(x[i] / sc)), x[i] the widened s[i], i < n.
+template <class S>
+AOP_IKQ_INLINE void e4m3fn_codes(const typename S::Bits* s, float sc, int64_t n, uint8_t* q) {
+  for (int64_t i = 0; i < n; ++i) q[i] = e4m3fn_code(S::widen(s[i]) / sc);
 }
 
 }  // namespace aop::indexer_k_quant_and_cache::rules
