@@ -200,9 +200,10 @@ class _CacheWriter(nn.Cell):
         super().__init__()
         self.key_cache = Parameter(key_cache, name="key_cache")
         self.value_cache = Parameter(value_cache, name="value_cache")
+        self.reshape_and_cache = rac_ms.ReshapeAndCache()  # the primitive, with its original five tensors
 
     def construct(self, key, value, slots):
-        rac_ms.reshape_and_cache(key, value, self.key_cache, self.value_cache, slots)
+        self.reshape_and_cache(key, value, self.key_cache, self.value_cache, slots)
         return self.key_cache.astype(ms.float32)
 
 

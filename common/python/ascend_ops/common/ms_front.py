@@ -87,12 +87,19 @@ def _output_kinds(outputs: List[dict], params: List[dict], dtypes: List[str]) ->
 
 
 def _trailing_defaults(params: List[dict]) -> List[Any]:
-    """The primitive's defaults, for its trailing scalar arguments and ``present``: a scalar's
-    schema default (None: 0, a str: its code) and ``present`` with every optional tensor given
-    (they are passed positionally) and no optional scalar. Lets a graph call the primitive
-    directly with its leading arguments (the tensors of the op's original form)."""
+    """The primitive's defaults, for its trailing arguments and ``present``: a scalar's schema
+    default (None: 0, a str: its code), an optional tensor defaulting to None: ABSENT, and
+    ``present`` with every optional tensor before them given (they are passed positionally) and
+    no optional scalar. Lets a graph call the primitive directly with its leading arguments (the
+    tensors of the op's original form), also after an op gained trailing optional tensors."""
     defaults: List[Any] = []
-    for p in reversed(params):
+    absent = 0  # the trailing optional tensors: their present bits stay off
+    for i in reversed(range(len(params))):
+        p = params[i]
+        if p["kind"] == "tensor" and p["optional"] and p["default"] == "None":
+            defaults.insert(0, ABSENT)
+            absent |= 1 << i
+            continue
         if p["kind"] == "tensor" or p["default"] is None:
             break
         value = schema_default(p["default"])
@@ -103,7 +110,7 @@ def _trailing_defaults(params: List[dict]) -> List[Any]:
         elif p["kind"] == "float":
             value = _bits_of_float(value)
         defaults.insert(0, value)
-    present = sum(1 << i for i, p in enumerate(params) if p["kind"] == "tensor" and p["optional"])
+    present = sum(1 << i for i, p in enumerate(params) if p["kind"] == "tensor" and p["optional"]) & ~absent
     return defaults + [present]
 
 
