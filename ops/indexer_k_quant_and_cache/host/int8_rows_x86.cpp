@@ -20,6 +20,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "ascend_ops/cpu_isa.hpp"
+
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 #define AOP_IKQ_X86 1
@@ -143,11 +145,8 @@ Isa cpu_isa() { return Isa::kBaseline; }
 #endif
 
 Isa capped(Isa best) {
-  const char* cap = std::getenv("ASCEND_OPS_CPU_ISA");
-  if (cap == nullptr) return best;
-  const Isa limit = std::strcmp(cap, "baseline") == 0 ? Isa::kBaseline
-                    : std::strcmp(cap, "avx2") == 0   ? Isa::kAvx2
-                                                      : Isa::kAvx512;
+  const int cap = cpu_isa_cap();
+  const Isa limit = cap == kIsaBaseline ? Isa::kBaseline : cap == kIsaAvx2 ? Isa::kAvx2 : Isa::kAvx512;
   return static_cast<int>(limit) < static_cast<int>(best) ? limit : best;
 }
 

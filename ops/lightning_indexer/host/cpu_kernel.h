@@ -1,6 +1,7 @@
 // The CPU kernel's inner loop, compiled once per instruction set (host/score_row.cpp).
 #pragma once
 #include <cstdint>
+#include "ascend_ops/cpu_isa.hpp"  // cpu_isa_cap: the ASCEND_OPS_CPU_ISA cap the kernels read
 
 namespace aop::lightning_indexer {
 
@@ -12,10 +13,6 @@ using ScoreRowFn = void (*)(const float* q, const float* w, int64_t G, int64_t D
 
 // The best version this CPU runs (AVX-512, AVX2+FMA or the baseline), chosen once.
 ScoreRowFn select_score_row();
-
-// The widest x86-64 ISA the CPU kernels may use: 2 (any), 1 (AVX2: ASCEND_OPS_CPU_ISA=avx2), 0
-// (the baseline: ASCEND_OPS_CPU_ISA=baseline), read once; for tests and comparisons.
-int cpu_isa_cap();
 
 // "avx512", "avx2" or "baseline": which version select_score_row() picks here.
 const char* score_row_isa();

@@ -115,16 +115,6 @@ const Choice& chosen() {
 
 }  // namespace
 
-int cpu_isa_cap() {
-  static const int cap = [] {
-    const char* isa = std::getenv("ASCEND_OPS_CPU_ISA");
-    if (isa != nullptr && std::strcmp(isa, "baseline") == 0) return 0;
-    if (isa != nullptr && std::strcmp(isa, "avx2") == 0) return 1;
-    return 2;
-  }();
-  return cap;
-}
-
 ScoreRowFn select_score_row() { return chosen().fn; }
 const char* score_row_isa() { return chosen().isa; }
 

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "ascend_ops/cpu_isa.hpp"
 #include "host/quantize.h"
 #include "host/reshape_and_cache.h"
 #include "host/validate_quant.h"
@@ -174,19 +175,11 @@ struct Choice {
   const char* isa;
 };
 
-// 2: any; 1: ASCEND_OPS_CPU_ISA=avx2; 0: =baseline (the cap the other ops' CPU kernels read).
-int isa_cap() {
-  const char* isa = std::getenv("ASCEND_OPS_CPU_ISA");
-  if (isa != nullptr && std::strcmp(isa, "baseline") == 0) return 0;
-  if (isa != nullptr && std::strcmp(isa, "avx2") == 0) return 1;
-  return 2;
-}
-
 const Choice& chosen() {
   static const Choice choice = [] {
 #if defined(__x86_64__) && defined(__GNUC__)
     __builtin_cpu_init();
-    const int cap = isa_cap();
+    const int cap = cpu_isa_cap();
     if (cap >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw")) {
       return Choice{quantize_avx512, "avx512"};

@@ -19,6 +19,8 @@
 #include <cstring>
 #include <limits>
 
+#include "ascend_ops/cpu_isa.hpp"
+
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
 #define AOP_SFA_HAVE_BF16_KERNEL 1
 #include <immintrin.h>
@@ -284,13 +286,6 @@ AOP_SFA_BF16 void attend_avx512bf16(const Bf16Shape& s, const uint16_t* q, const
 }
 #endif
 
-int cpu_isa_cap() {  // 2: any; 1: ASCEND_OPS_CPU_ISA=avx2; 0: =baseline
-  const char* isa = std::getenv("ASCEND_OPS_CPU_ISA");
-  if (isa == nullptr) return 2;
-  if (std::strcmp(isa, "avx2") == 0) return 1;
-  if (std::strcmp(isa, "baseline") == 0) return 0;
-  return 2;
-}
 
 }  // namespace
 
