@@ -83,10 +83,10 @@ def test_built_calls_the_generated_primitive_with_the_yaml_inputs(op, on_ascend,
     for got, given, p in zip(call, args, description["params"]):
         if p["kind"] == "tensor":
             assert got is given, p["name"]
+        elif given is None:
+            assert got == 0, p["name"]  # an absent optional int, float or str, its present bit off
         elif p["kind"] == "str":
             assert got == p["choices"].index(given), p["name"]  # its code: the index among the choices
-        elif given is None:
-            assert got == 0, p["name"]  # an absent optional int or float, its present bit off
         elif p["kind"] == "float":
             assert got == struct.unpack("=q", struct.pack("=d", given))[0], p["name"]  # its double's bits
         else:

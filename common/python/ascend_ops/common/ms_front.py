@@ -87,19 +87,22 @@ def _output_kinds(outputs: List[dict], params: List[dict], dtypes: List[str]) ->
 
 
 def _trailing_defaults(params: List[dict]) -> List[Any]:
-    """The primitive's defaults, for its trailing arguments and ``present``: a scalar's schema
-    default (None: 0, a str: its code), an optional tensor defaulting to None: ABSENT, and
-    ``present`` with every optional tensor before them given (they are passed positionally) and
-    no optional scalar. Lets a graph call the primitive directly with its leading arguments (the
-    tensors of the op's original form), also after an op gained trailing optional tensors."""
+    """The primitive's defaults, for its trailing arguments and ``present``: ABSENT for the
+    optional tensors that end the argument list (an op's later additions, e.g. reshape_and_cache's
+    scales), then each scalar's schema default (None: 0, a str: its code), and ``present`` with
+    every other optional tensor given (they are passed positionally) and no optional scalar. Lets a
+    graph call the primitive directly with its leading arguments (the tensors of the op's original
+    form), also after the op gained trailing optional tensors."""
     defaults: List[Any] = []
     absent = 0  # the trailing optional tensors: their present bits stay off
+    trailing = True
     for i in reversed(range(len(params))):
         p = params[i]
-        if p["kind"] == "tensor" and p["optional"] and p["default"] == "None":
+        if trailing and p["kind"] == "tensor" and p["optional"] and p["default"] == "None":
             defaults.insert(0, ABSENT)
             absent |= 1 << i
             continue
+        trailing = False
         if p["kind"] == "tensor" or p["default"] is None:
             break
         value = schema_default(p["default"])
