@@ -1,13 +1,10 @@
 // The CPU backend: a fused, blocked kernel that never materialises the [S1, N1, S2] product.
 //
-// Work items are (batch, key head, block of query rows, chunk of keys). An item prepares its
-// query rows and weights once, then walks its keys in tiles of plan.key_tile, gathered through
-// block_table for PA_BSND (the next tile is prefetched), and every query row of the item scores
-// the tile with a register-blocked micro-kernel (float32 accumulation, ReLU and the
-// head-weighted sum fused): bfloat16 keys on a CPU with AVX512_BF16 are read where they lie by
-// the key-major kernel (host/score_keys.cpp); otherwise the tile is converted to float32 and
-// transposed once for score_row (host/score_row.cpp). Scores go to a running top-k per row
-// (host/top_k.h). A final pass merges the items of each split row.
+// The work split, key gathering, top-k and merge are the indexers' shared driver
+// (host/indexer_cpu.h); this file's Scorer scores a tile with a register-blocked micro-kernel
+// (float32 accumulation, ReLU and the head-weighted sum fused): bfloat16 keys on a CPU with
+// AVX512_BF16 are read where they lie by the key-major kernel (host/score_keys.cpp); otherwise
+// the tile is converted to float32 and transposed once for score_row (host/score_row.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -18,54 +15,15 @@
 #include "ascend_ops/error.hpp"
 #include "ascend_ops/parallel.hpp"
 #include "ascend_ops/tensor.hpp"
+#include "host/convert.h"
 #include "host/cpu_kernel.h"
+#include "host/indexer_cpu.h"
 #include "host/lightning_indexer.h"
 #include "host/score_keys.h"
 #include "host/top_k.h"
 
 namespace aop::lightning_indexer {
 namespace {
-
-// ---- element conversion ------------------------------------------------------------------
-inline float from_bits(uint32_t bits) {
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
-inline float bf16_to_float(uint16_t h) { return from_bits(static_cast<uint32_t>(h) << 16); }
-
-inline float fp16_to_float(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1fu;
-  const uint32_t mant = h & 0x3ffu;
-  if (exp == 0x1f) return from_bits(sign | 0x7f800000u | (mant << 13));           // inf / nan
-  if (exp != 0) return from_bits(sign | ((exp + 112) << 23) | (mant << 13));      // normal
-  if (mant == 0) return from_bits(sign);                                           // zero
-  const float sub = static_cast<float>(mant) * (1.0f / 16777216.0f);              // subnormal: mant * 2^-24
-  return sign ? -sub : sub;
-}
-
-// n elements of dtype at src -> float32 at dst[i * dst_stride].
-inline void to_float(aop_dtype dtype, const void* src, int64_t n, float* dst, int64_t dst_stride) {
-  switch (dtype) {
-    case AOP_DTYPE_FLOAT32: {
-      const float* s = static_cast<const float*>(src);
-      for (int64_t i = 0; i < n; ++i) dst[i * dst_stride] = s[i];
-      return;
-    }
-    case AOP_DTYPE_BFLOAT16: {
-      const uint16_t* s = static_cast<const uint16_t*>(src);
-      for (int64_t i = 0; i < n; ++i) dst[i * dst_stride] = bf16_to_float(s[i]);
-      return;
-    }
-    default: {
-      const uint16_t* s = static_cast<const uint16_t*>(src);
-      for (int64_t i = 0; i < n; ++i) dst[i * dst_stride] = fp16_to_float(s[i]);
-      return;
-    }
-  }
-}
 
 // Key rows rows[j] (D elements each, j < n) -> kt[d * KT + j] in float32; columns n..KT-1 zero.
 template <typename Convert>
@@ -106,65 +64,73 @@ inline void pack_query_pairs(const uint16_t* q, int64_t G, int64_t D, int64_t Gp
   }
 }
 
-// ---- geometry ----------------------------------------------------------------------------
-struct Batch {
-  int64_t q_begin;  // first query row (flat row index of query / weights / outputs)
-  int64_t q_len;    // act_s1
-  int64_t k_begin;  // first key row (BSND / TND), 0 for PA_BSND
-  int64_t k_len;    // act_s2 (compressed rows when cmp_ratio > 1)
-  int64_t residual; // cmp_residual_k[b] (0 when absent)
-};
+// ---- the float Scorer of the shared driver ---------------------------------------------
+class FloatScorer {
+ public:
+  FloatScorer(const Args& a, const Dims& d, int64_t KT, ScoreRowFn score_row, ScoreKeysFn score_keys)
+      : a_(a), G_(d.heads_q / d.heads_k), D_(d.head_dim), N1_(d.heads_q), KT_(KT), score_row_(score_row),
+        score_keys_(score_keys), Gp_((G_ + kHeadLanes - 1) / kHeadLanes * kHeadLanes) {
+    if (!score_keys_) kt_.resize(static_cast<size_t>(D_ * KT_));
+  }
 
-std::vector<Batch> batches(const Args& a, const Dims& d) {
-  std::vector<Batch> out(static_cast<size_t>(d.batch));
-  int64_t q_prev = 0, k_prev = 0;
-  for (int64_t b = 0; b < d.batch; ++b) {
-    Batch& x = out[b];
-    if (a.layout_query == Layout::kTND) {
-      const int64_t end = read_index(*a.actual_seq_lengths_query, b);
-      x.q_begin = q_prev;
-      x.q_len = end - q_prev;
-      q_prev = end;
-    } else {
-      x.q_begin = b * d.q_rows;
-      x.q_len = a.actual_seq_lengths_query ? read_index(*a.actual_seq_lengths_query, b) : d.q_rows;
-    }
-    x.residual = a.cmp_residual_k ? read_index(*a.cmp_residual_k, b) : 0;
-    switch (a.layout_key) {
-      case Layout::kTND: {
-        const int64_t end = read_index(*a.actual_seq_lengths_key, b);
-        x.k_begin = k_prev;
-        x.k_len = end - k_prev;
-        k_prev = end;
-        break;
+  // Query rows [rows][G][D] and weights [rows][G] of key head g, in float32 (score_keys: query
+  // pairs [rows][D / 2][Gp] and weights [rows][Gp], pad heads zero).
+  void begin_item(int64_t first_row, int64_t rows, int64_t head) {
+    const aop_dtype dtype = a_.query.dtype;
+    const int64_t elem = static_cast<int64_t>(aop_dtype_size(dtype));
+    const char* q_base = static_cast<const char*>(a_.query.data);
+    const char* w_base = static_cast<const char*>(a_.weights.data);
+    const int64_t G = G_, D = D_;
+    const int64_t wstride = score_keys_ ? Gp_ : G;
+    qf_.resize(score_keys_ ? 0 : static_cast<size_t>(rows * G * D));
+    qp_.resize(score_keys_ ? static_cast<size_t>(rows * (D / 2) * Gp_) : 0);
+    wf_.assign(static_cast<size_t>(rows * wstride), 0.0f);
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t row = first_row + r;
+      const char* q_row = q_base + ((row * N1_ + head * G) * D) * elem;
+      if (score_keys_) {
+        pack_query_pairs(reinterpret_cast<const uint16_t*>(q_row), G, D, Gp_, qp_.data() + r * (D / 2) * Gp_);
+      } else {
+        to_float(dtype, q_row, G * D, qf_.data() + r * G * D, 1);
       }
-      case Layout::kBSND:
-        x.k_begin = b * d.key_rows;
-        x.k_len = a.actual_seq_lengths_key ? read_index(*a.actual_seq_lengths_key, b) : d.key_rows;
-        break;
-      case Layout::kPA_BSND:
-        x.k_begin = 0;
-        x.k_len = read_index(*a.actual_seq_lengths_key, b);
-        break;
+      to_float(a_.weights.dtype, w_base + (row * N1_ + head * G) * aop_dtype_size(a_.weights.dtype), G,
+               wf_.data() + r * wstride, 1);
     }
   }
-  return out;
-}
 
-// Keys visible to row r (0-based within its batch): [0, limit).
-inline int64_t visible_limit(const Args& a, const Batch& b, int64_t r) {
-  return LiVisibleKeys(a.sparse_mode, b.q_len, b.k_len, r, a.cmp_ratio, b.residual);
-}
+  void begin_tile(const char* const* keys, int64_t n, const char* const* next, int64_t next_n) {
+    next_ = next;
+    to_prefetch_ = next_n;  // score_keys prefetches them while it scores the first row
+    if (score_keys_) return;
+    const int64_t bytes = D_ * static_cast<int64_t>(aop_dtype_size(a_.key.dtype));
+    for (int64_t j = 0; j < next_n; ++j) {
+      for (int64_t off = 0; off < bytes; off += 64) __builtin_prefetch(next[j] + off, 0, 3);
+    }
+    // score_row's path: convert to float32 transposed to [D][KT], d-major so the stores are
+    // contiguous; pad columns are zero.
+    transpose_to_float(a_.key.dtype, keys, n, D_, kt_.data(), KT_);
+  }
 
-struct Group {  // one (batch, key head, block of rows); its items are [first_item, first_item + items)
-  int64_t batch, head, row_begin, row_end;
-  int64_t first_item, items;
-};
+  void score(int64_t r, const char* const* keys, int64_t count, float* scores) {
+    if (score_keys_) {
+      score_keys_(qp_.data() + r * (D_ / 2) * Gp_, wf_.data() + r * Gp_, Gp_, D_, keys, count, scores, next_,
+                  to_prefetch_);
+      to_prefetch_ = 0;
+    } else {
+      score_row_(qf_.data() + r * G_ * D_, wf_.data() + r * G_, G_, D_, kt_.data(), KT_, scores);
+    }
+  }
 
-struct Item {
-  int64_t group;
-  int64_t key_begin, key_end;
-  int64_t cand_offset;  // into the candidate store ((row_end - row_begin) * K entries); -1: not split
+ private:
+  const Args& a_;
+  const int64_t G_, D_, N1_, KT_;
+  const ScoreRowFn score_row_;
+  const ScoreKeysFn score_keys_;
+  const int64_t Gp_;
+  std::vector<float> qf_, wf_, kt_;
+  std::vector<uint32_t> qp_;
+  const char* const* next_ = nullptr;
+  int64_t to_prefetch_ = 0;
 };
 
 }  // namespace
@@ -177,203 +143,12 @@ void run_cpu(const Args& a) {
   }
   check_data(a, d);
   const CpuPlan plan = cpu_plan(a, d);
-  const std::vector<Batch> bs = batches(a, d);
-
-  const int64_t K = a.sparse_count, N1 = d.heads_q, N2 = d.heads_k, G = N1 / N2, D = d.head_dim;
-  const int64_t KT = plan.key_tile;
-  int32_t* out_idx = static_cast<int32_t*>(a.sparse_indices.data);
-  float* out_val = a.sparse_values ? static_cast<float*>(a.sparse_values->data) : nullptr;
-  const float neg_inf = -std::numeric_limits<float>::infinity();
-
-  // Rows no batch covers (BSND rows >= act_s1, TND rows past the last end): all -1.
-  const int64_t total_rows = a.layout_query == Layout::kTND ? d.q_rows : d.batch * d.q_rows;
-  std::vector<char> covered(static_cast<size_t>(total_rows), 0);
-  for (const Batch& b : bs) std::fill(covered.begin() + b.q_begin, covered.begin() + b.q_begin + b.q_len, 1);
-  for (int64_t row = 0; row < total_rows; ++row) {
-    if (covered[row]) continue;
-    std::fill(out_idx + row * N2 * K, out_idx + (row + 1) * N2 * K, -1);
-    if (out_val) std::fill(out_val + row * N2 * K, out_val + (row + 1) * N2 * K, neg_inf);
-  }
-
-  // Groups and items. Only groups split into several items keep candidate lists for a merge;
-  // a group of one item writes its rows' outputs itself.
-  std::vector<Group> groups;
-  std::vector<Item> items;
-  std::vector<int64_t> split_groups;
-  int64_t cand_total = 0;
-  for (int64_t b = 0; b < d.batch; ++b) {
-    const Batch& x = bs[b];
-    for (int64_t g = 0; g < N2; ++g) {
-      for (int64_t r0 = 0; r0 < x.q_len; r0 += plan.row_block) {
-        const int64_t r1 = std::min(x.q_len, r0 + plan.row_block);
-        const int64_t extent = visible_limit(a, x, r1 - 1);  // the last row sees the most
-        Group grp{b, g, r0, r1, static_cast<int64_t>(items.size()), 0};
-        for (int64_t k0 = 0; k0 < extent; k0 += plan.key_chunk) {
-          items.push_back(Item{static_cast<int64_t>(groups.size()), k0, std::min(extent, k0 + plan.key_chunk), -1});
-          ++grp.items;
-        }
-        if (grp.items > 1) {
-          split_groups.push_back(static_cast<int64_t>(groups.size()));
-          for (int64_t i = 0; i < grp.items; ++i) {
-            items[grp.first_item + i].cand_offset = cand_total;
-            cand_total += (r1 - r0) * K;
-          }
-        }
-        groups.push_back(grp);
-      }
-    }
-  }
-  std::vector<Cand> cands(static_cast<size_t>(cand_total));
-  std::vector<int32_t> cand_count(static_cast<size_t>(cand_total / std::max<int64_t>(K, 1)), 0);
-
-  // Row r of group grp gets its m best candidates `list`, then -1 / -inf.
-  auto write_row = [&](const Group& grp, int64_t r, const Cand* list, int64_t m) {
-    const int64_t out = ((bs[grp.batch].q_begin + grp.row_begin + r) * N2 + grp.head) * K;
-    for (int64_t p = 0; p < m; ++p) out_idx[out + p] = cand_index(list[p]);
-    std::fill(out_idx + out + m, out_idx + out + K, -1);
-    if (out_val) {
-      for (int64_t p = 0; p < m; ++p) out_val[out + p] = cand_score(list[p]);
-      std::fill(out_val + out + m, out_val + out + K, neg_inf);
-    }
-  };
-  for (const Group& grp : groups) {  // no visible key (empty batch, act_s1 > act_s2): no item
-    if (grp.items == 0) {
-      for (int64_t r = 0; r < grp.row_end - grp.row_begin; ++r) write_row(grp, r, nullptr, 0);
-    }
-  }
-
-  const aop_dtype dtype = a.query.dtype;
-  const int64_t elem = static_cast<int64_t>(aop_dtype_size(dtype));
-  const char* q_base = static_cast<const char*>(a.query.data);
-  const char* k_base = static_cast<const char*>(a.key.data);
-  const char* w_base = static_cast<const char*>(a.weights.data);
-  const int64_t bt_stride = d.max_blocks;
   const ScoreRowFn score_row = select_score_row();
   // bfloat16 with an even D on a CPU with AVX512_BF16: keys are scored where they lie (no
   // conversion, no transpose); otherwise tiles are converted and transposed for score_row.
   const ScoreKeysFn score_keys =
-      dtype == AOP_DTYPE_BFLOAT16 && D % 2 == 0 ? select_score_keys_bf16() : nullptr;
-  const int64_t Gp = (G + kHeadLanes - 1) / kHeadLanes * kHeadLanes;
-
-  // ptrs[j] = key row of logical keys first + j, j < n (one division per call, not per key).
-  const int64_t row_stride = N2 * D * elem;
-  auto key_rows = [&](const Batch& x, int64_t batch, int64_t head, int64_t first, int64_t n, const char** ptrs) {
-    const char* base = k_base + head * D * elem;
-    if (a.layout_key != Layout::kPA_BSND) {
-      for (int64_t j = 0; j < n; ++j) ptrs[j] = base + (x.k_begin + first + j) * row_stride;
-      return;
-    }
-    int64_t entry = first / d.block_size, offset = first % d.block_size;
-    for (int64_t j = 0; j < n;) {
-      const char* block = base + read_index(*a.block_table, batch * bt_stride + entry) * d.block_size * row_stride;
-      for (; offset < d.block_size && j < n; ++offset, ++j) ptrs[j] = block + offset * row_stride;
-      ++entry;
-      offset = 0;
-    }
-  };
-
-  parallel_for(static_cast<int64_t>(items.size()), 1, [&](int64_t begin, int64_t end) {
-    std::vector<float> qf, wf, kt(score_keys ? 0 : static_cast<size_t>(D * KT)), scores(static_cast<size_t>(KT));
-    std::vector<uint32_t> qp;
-    std::vector<Cand> buffers;
-    std::vector<RunningTopK> tops;
-    std::vector<const char*> rows_ptr(static_cast<size_t>(KT)), next_ptr(static_cast<size_t>(KT));
-    for (int64_t it = begin; it < end; ++it) {
-      const Item& item = items[it];
-      const Group& grp = groups[item.group];
-      const Batch& x = bs[grp.batch];
-      const int64_t rows = grp.row_end - grp.row_begin;
-      // Query rows [rows][G][D] and weights [rows][G] of key head g, in float32 (score_keys:
-      // query pairs [rows][D / 2][Gp] and weights [rows][Gp], pad heads zero).
-      const int64_t wstride = score_keys ? Gp : G;
-      qf.resize(score_keys ? 0 : static_cast<size_t>(rows * G * D));
-      qp.resize(score_keys ? static_cast<size_t>(rows * (D / 2) * Gp) : 0);
-      wf.assign(static_cast<size_t>(rows * wstride), 0.0f);
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t row = x.q_begin + grp.row_begin + r;
-        const char* q_row = q_base + ((row * N1 + grp.head * G) * D) * elem;
-        if (score_keys) {
-          pack_query_pairs(reinterpret_cast<const uint16_t*>(q_row), G, D, Gp, qp.data() + r * (D / 2) * Gp);
-        } else {
-          to_float(dtype, q_row, G * D, qf.data() + r * G * D, 1);
-        }
-        to_float(a.weights.dtype, w_base + (row * N1 + grp.head * G) * aop_dtype_size(a.weights.dtype), G,
-                 wf.data() + r * wstride, 1);
-      }
-      buffers.resize(static_cast<size_t>(rows * 2 * K));
-      tops.resize(static_cast<size_t>(rows));
-      for (int64_t r = 0; r < rows; ++r) tops[r].reset(buffers.data() + r * 2 * K, K);
-
-      for (int64_t t0 = item.key_begin; t0 < item.key_end; t0 += KT) {
-        const int64_t n = std::min(KT, item.key_end - t0);
-        // The tile's key rows (through block_table for PA_BSND) and the next tile's, to be
-        // prefetched while this one is scored: cache blocks lie anywhere in memory, out of the
-        // hardware prefetcher's reach.
-        if (t0 == item.key_begin) {
-          key_rows(x, grp.batch, grp.head, t0, n, rows_ptr.data());
-        } else {
-          rows_ptr.swap(next_ptr);  // found for the previous tile's prefetch
-        }
-        const int64_t next_n = std::max<int64_t>(0, std::min(KT, item.key_end - t0 - KT));
-        key_rows(x, grp.batch, grp.head, t0 + KT, next_n, next_ptr.data());
-        int64_t to_prefetch = next_n;  // score_keys prefetches them while it scores the first row
-        if (!score_keys) {
-          for (int64_t j = 0; j < next_n; ++j) {
-            for (int64_t off = 0; off < D * elem; off += 64) __builtin_prefetch(next_ptr[j] + off, 0, 3);
-          }
-        }
-        // score_row's path: convert to float32 transposed to [D][KT], d-major so the stores
-        // are contiguous; pad columns are zero.
-        if (!score_keys) transpose_to_float(dtype, rows_ptr.data(), n, D, kt.data(), KT);
-        for (int64_t r = 0; r < rows; ++r) {
-          const int64_t limit = std::min(visible_limit(a, x, grp.row_begin + r), item.key_end);
-          if (limit <= t0) continue;
-          const int64_t count = std::min(n, limit - t0);
-          if (score_keys) {
-            score_keys(qp.data() + r * (D / 2) * Gp, wf.data() + r * Gp, Gp, D, rows_ptr.data(), count,
-                       scores.data(), next_ptr.data(), to_prefetch);
-            to_prefetch = 0;
-          } else {
-            score_row(qf.data() + r * G * D, wf.data() + r * G, G, D, kt.data(), KT, scores.data());
-          }
-          tops[r].push(scores.data(), count, t0);
-        }
-      }
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t m = tops[r].finish();
-        const Cand* best = buffers.data() + r * 2 * K;
-        if (grp.items == 1) {
-          write_row(grp, r, best, m);
-        } else {
-          std::copy(best, best + m, cands.data() + item.cand_offset + r * K);
-          cand_count[(item.cand_offset + r * K) / K] = static_cast<int32_t>(m);
-        }
-      }
-    }
-  });
-
-  // Merge the items of each row of the split groups and write their outputs.
-  if (split_groups.empty()) return;
-  parallel_for(static_cast<int64_t>(split_groups.size()), 1, [&](int64_t begin, int64_t end) {
-    std::vector<Cand> merged, spare;
-    for (int64_t si = begin; si < end; ++si) {
-      const Group& grp = groups[split_groups[si]];
-      for (int64_t r = 0; r < grp.row_end - grp.row_begin; ++r) {
-        // Each item's list is sorted: merge them in turn (a strict order: no ties between items).
-        merged.clear();
-        for (int64_t i = 0; i < grp.items; ++i) {
-          const Item& item = items[grp.first_item + i];
-          const Cand* c = cands.data() + item.cand_offset + r * K;
-          const int64_t cm = cand_count[(item.cand_offset + r * K) / K];
-          spare.resize(merged.size() + static_cast<size_t>(cm));
-          std::merge(merged.begin(), merged.end(), c, c + cm, spare.begin());
-          spare.resize(std::min<size_t>(spare.size(), static_cast<size_t>(K)));
-          merged.swap(spare);
-        }
-        write_row(grp, r, merged.data(), static_cast<int64_t>(merged.size()));
-      }
-    }
-  });
+      a.query.dtype == AOP_DTYPE_BFLOAT16 && d.head_dim % 2 == 0 ? select_score_keys_bf16() : nullptr;
+  cpu::run_indexer(a, d, plan, [&] { return FloatScorer(a, d, plan.key_tile, score_row, score_keys); });
 }
 
 }  // namespace aop::lightning_indexer

@@ -72,11 +72,18 @@ std::vector<int64_t> output_shape(const Args& args);
 // inputs are checked (Meta, Graph-mode compile time): set check_outputs=false.
 Dims validate(const Args& args, bool check_outputs = true);
 
+// validate() without the dtypes of query, key and weights, its messages starting "<op>: ": the
+// checks lightning_indexer_quant shares (its int8 query and key, float scales).
+Dims validate_geometry(const Args& args, const char* op, bool check_outputs = true);
+
 // Reads the lengths, the block table and the residuals: lengths within the key / query tensors
 // and the block table, cumulative ends non-decreasing, block ids in [0, num_blocks) for every
 // block a batch uses, cmp_residual_k in [0, cmp_ratio). Throws ValueError / IndexError. Needs
 // host-readable memory.
 void check_data(const Args& args, const Dims& dims);
+
+// check_data with messages starting "<op>: " (lightning_indexer_quant).
+void check_data_as(const Args& args, const Dims& dims, const char* op);
 
 // The exception check_data raises for the same input, from an error record the kernel wrote
 // (8 int64 words, kernel/lightning_indexer_tiling.h: LightningIndexerError). check_data builds its

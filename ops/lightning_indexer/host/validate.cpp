@@ -8,10 +8,19 @@
 namespace aop::lightning_indexer {
 namespace {
 
-constexpr const char* kOp = "lightning_indexer";
+// The op whose messages these checks give: lightning_indexer, or lightning_indexer_quant, which
+// shares them (validate_geometry, check_data_as); a scope sets it for one call rather than
+// threading a name through every helper.
+thread_local const char* t_op = "lightning_indexer";
+
+struct OpScope {
+  explicit OpScope(const char* op) : saved(t_op) { t_op = op; }
+  ~OpScope() { t_op = saved; }
+  const char* saved;
+};
 
 [[noreturn]] void fail(aop_status status, const std::string& what) {
-  throw aop::Error(status, std::string(kOp) + ": " + what);
+  throw aop::Error(status, std::string(t_op) + ": " + what);
 }
 
 std::string s(int64_t v) { return std::to_string(v); }
@@ -83,20 +92,6 @@ std::vector<int64_t> output_shape(const Args& a) {
 }
 
 Dims validate(const Args& a, bool check_outputs) {
-  if (a.layout_query != Layout::kBSND && a.layout_query != Layout::kTND) {
-    fail(AOP_VALUE_ERROR, "layout_query should be 'BSND' or 'TND'");
-  }
-  if (a.sparse_mode != 0 && a.sparse_mode != 3) {
-    fail(AOP_VALUE_ERROR, "sparse_mode should be 0 (no mask) or 3 (causal, aligned to the end) but is " +
-                              s(a.sparse_mode));
-  }
-  if (a.sparse_count < 1 || a.sparse_count > kMaxSparseCount) {
-    fail(AOP_VALUE_ERROR, "sparse_count should be in [1, " + s(kMaxSparseCount) + "] but is " + s(a.sparse_count));
-  }
-  if (a.cmp_ratio < 1 || a.cmp_ratio > kLiMaxCmpRatio) {
-    fail(AOP_VALUE_ERROR, "cmp_ratio should be in [1, " + s(kLiMaxCmpRatio) + "] but is " + s(a.cmp_ratio));
-  }
-
   const aop_dtype dtype = a.query.dtype;
   if (dtype != AOP_DTYPE_FLOAT16 && dtype != AOP_DTYPE_BFLOAT16 && dtype != AOP_DTYPE_FLOAT32) {
     fail(AOP_TYPE_ERROR, std::string("query should have dtype float16, bfloat16 or float32 but has ") +
@@ -109,6 +104,24 @@ Dims validate(const Args& a, bool check_outputs) {
   if (a.weights.dtype != dtype && a.weights.dtype != AOP_DTYPE_FLOAT32) {
     fail(AOP_TYPE_ERROR, std::string("weights should have dtype ") + aop_dtype_name(dtype) +
                              " (the dtype of query) or float32 but has " + aop_dtype_name(a.weights.dtype));
+  }
+  return validate_geometry(a, "lightning_indexer", check_outputs);
+}
+
+Dims validate_geometry(const Args& a, const char* op, bool check_outputs) {
+  const OpScope scope(op);
+  if (a.layout_query != Layout::kBSND && a.layout_query != Layout::kTND) {
+    fail(AOP_VALUE_ERROR, "layout_query should be 'BSND' or 'TND'");
+  }
+  if (a.sparse_mode != 0 && a.sparse_mode != 3) {
+    fail(AOP_VALUE_ERROR, "sparse_mode should be 0 (no mask) or 3 (causal, aligned to the end) but is " +
+                              s(a.sparse_mode));
+  }
+  if (a.sparse_count < 1 || a.sparse_count > kMaxSparseCount) {
+    fail(AOP_VALUE_ERROR, "sparse_count should be in [1, " + s(kMaxSparseCount) + "] but is " + s(a.sparse_count));
+  }
+  if (a.cmp_ratio < 1 || a.cmp_ratio > kLiMaxCmpRatio) {
+    fail(AOP_VALUE_ERROR, "cmp_ratio should be in [1, " + s(kLiMaxCmpRatio) + "] but is " + s(a.cmp_ratio));
   }
 
   const TensorView q(a.query), k(a.key), w(a.weights);
@@ -233,7 +246,10 @@ Dims validate(const Args& a, bool check_outputs) {
   return d;
 }
 
-void check_data(const Args& a, const Dims& d) {
+void check_data(const Args& a, const Dims& d) { check_data_as(a, d, "lightning_indexer"); }
+
+void check_data_as(const Args& a, const Dims& d, const char* op) {
+  const OpScope scope(op);
   // Each failure is thrown through kernel_error, which builds the message of the kernel's record too.
   const auto fail_record = [](int64_t code, int64_t b, int64_t value, int64_t aux, int64_t c4, int64_t c5 = 0,
                               int64_t c6 = 0) {
@@ -277,7 +293,7 @@ void check_data(const Args& a, const Dims& d) {
 
 aop::Error kernel_error(const int64_t record[kLiCheckWords]) {
   const int64_t code = record[0], b = record[1], v = record[2], aux = record[3];
-  const auto message = [](const std::string& what) { return std::string(kOp) + ": " + what; };
+  const auto message = [](const std::string& what) { return std::string(t_op) + ": " + what; };
   if (code >= kLiLenQNegative && code <= kLiLenKBeyond) {
     const bool query = code <= kLiLenQBeyond;
     const auto fault = static_cast<seq::LengthFault>((code - kLiLenQNegative) % 3);
