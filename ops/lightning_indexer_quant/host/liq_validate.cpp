@@ -1,0 +1,191 @@
+// Argument checks of lightning_indexer_quant: everything is checked before anything is written.
+// The geometry (layouts, shapes, lengths, block table) is lightning_indexer's own checks, with
+// this op's name; the dtypes, quant modes and scales are checked here.
+#include <cmath>
+#include <string>
+
+#include "ascend_ops/error.hpp"
+#include "ascend_ops/tensor.hpp"
+#include "host/convert.h"
+#include "host/indexer_cpu.h"
+#include "host/liq.h"
+
+namespace aop::lightning_indexer_quant {
+namespace {
+
+[[noreturn]] void fail(aop_status status, const std::string& what) {
+  throw aop::Error(status, std::string(kOp) + ": " + what);
+}
+
+std::string s(int64_t v) { return std::to_string(v); }
+
+bool is_scale_dtype(aop_dtype t) { return t == AOP_DTYPE_FLOAT16 || t == AOP_DTYPE_FLOAT32; }
+
+// A scale tensor: float16 / float32, exactly `want` (the shape of `of` without its last dim(s)),
+// contiguous, on query's device, with data.
+void expect_scale(const char* name, const aop_tensor& t, const std::vector<int64_t>& want,
+                  const std::vector<int64_t>* alt, const std::string& layout, const aop_tensor& query) {
+  if (!is_scale_dtype(t.dtype)) {
+    fail(AOP_TYPE_ERROR, std::string(name) + " should have dtype float16 or float32 but has " + aop_dtype_name(t.dtype));
+  }
+  const TensorView v(t);
+  if (v.sizes() != want && (alt == nullptr || v.sizes() != *alt)) {
+    fail(AOP_VALUE_ERROR, std::string(name) + " should have shape " +
+                              TensorView::contiguous(nullptr, want, t.dtype).shape_string() + " (" + layout +
+                              ") but has " + v.shape_string());
+  }
+  if (!v.is_contiguous()) {
+    fail(AOP_VALUE_ERROR, std::string(name) + " should be contiguous but has shape " + v.shape_string() +
+                              " and strides " + v.strides_string());
+  }
+  if (t.device.type != query.device.type || t.device.index != query.device.index) {
+    fail(AOP_VALUE_ERROR, std::string(name) + " should be on the device of query (" + device_string(query.device) +
+                              ") but is on " + device_string(t.device));
+  }
+  if (v.device().type != AOP_DEVICE_META && v.numel() > 0 && v.data() == nullptr) {
+    fail(AOP_VALUE_ERROR, std::string(name) + " has no data");
+  }
+}
+
+float scale_at(const aop_tensor& t, int64_t i) {
+  float f;
+  lightning_indexer::to_float(t.dtype, static_cast<const char*>(t.data) + i * aop_dtype_size(t.dtype), 1, &f, 1);
+  return f;
+}
+
+bool valid_scale(float v) { return std::isfinite(v) && v >= 0.0f; }
+
+std::string value_string(float v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  std::string out = std::to_string(v);
+  return out;
+}
+
+// "[i, j, k]" of flat index `flat` in a contiguous tensor of shape `shape`.
+std::string index_string(const aop_tensor& t, int64_t flat) {
+  const TensorView v(t);
+  std::vector<int64_t> idx(static_cast<size_t>(v.ndim()));
+  for (int i = v.ndim() - 1; i >= 0; --i) {
+    const int64_t n = std::max<int64_t>(v.dim(i), 1);
+    idx[static_cast<size_t>(i)] = flat % n;
+    flat /= n;
+  }
+  std::string out = "[";
+  for (size_t i = 0; i < idx.size(); ++i) out += (i ? ", " : "") + s(idx[i]);
+  return out + "]";
+}
+
+}  // namespace
+
+lightning_indexer::Args geometry(const Args& a) {
+  lightning_indexer::Args g;
+  g.query = a.query;
+  g.key = a.key;
+  g.weights = a.weights;
+  g.actual_seq_lengths_query = a.actual_seq_lengths_query;
+  g.actual_seq_lengths_key = a.actual_seq_lengths_key;
+  g.block_table = a.block_table;
+  g.layout_query = a.layout_query;
+  g.layout_key = a.layout_key;
+  g.sparse_count = a.sparse_count;
+  g.sparse_mode = a.sparse_mode;
+  g.cmp_ratio = 1;
+  g.sparse_indices = a.sparse_indices;
+  g.sparse_values = a.sparse_values;
+  return g;
+}
+
+Dims validate(const Args& a, bool check_outputs) {
+  if (a.query_quant_mode != 0) {
+    fail(AOP_VALUE_ERROR, "query_quant_mode should be 0 (per token and head, symmetric) but is " + s(a.query_quant_mode));
+  }
+  if (a.key_quant_mode != 0) {
+    fail(AOP_VALUE_ERROR, "key_quant_mode should be 0 (per token and head, symmetric) but is " + s(a.key_quant_mode));
+  }
+  if (a.query.dtype != AOP_DTYPE_INT8) {
+    fail(AOP_TYPE_ERROR, std::string("query should have dtype int8 but has ") + aop_dtype_name(a.query.dtype));
+  }
+  if (a.key.dtype != AOP_DTYPE_INT8) {
+    fail(AOP_TYPE_ERROR, std::string("key should have dtype int8 but has ") + aop_dtype_name(a.key.dtype));
+  }
+  const aop_dtype wt = a.weights.dtype;
+  if (wt != AOP_DTYPE_FLOAT16 && wt != AOP_DTYPE_BFLOAT16 && wt != AOP_DTYPE_FLOAT32) {
+    fail(AOP_TYPE_ERROR, std::string("weights should have dtype float16, bfloat16 or float32 but has ") +
+                             aop_dtype_name(wt));
+  }
+  const Dims d = lightning_indexer::validate_geometry(geometry(a), kOp, check_outputs);
+
+  const TensorView q(a.query), k(a.key);
+  const bool q_tnd = a.layout_query == Layout::kTND;
+  std::vector<int64_t> want_qs = q.sizes();
+  want_qs.pop_back();  // [B, S1, N1] / [T1, N1]: one per query token and head
+  expect_scale("query_dequant_scale", a.query_dequant_scale, want_qs, nullptr,
+               q_tnd ? "[T1, N1] from query" : "[B, S1, N1] from query", a.query);
+  std::vector<int64_t> want_ks = k.sizes();
+  want_ks.pop_back();  // key without D: one per key token and KV head
+  std::vector<int64_t> alt_ks = want_ks;
+  alt_ks.push_back(1);  // the split scale cache of indexer_k_quant_and_cache
+  const bool pa = a.layout_key == Layout::kPA_BSND;
+  const std::string ks_layout = pa                                ? "[num_blocks, block_size, N2] or [.., N2, 1] from key"
+                                : a.layout_key == Layout::kBSND ? "[B, S2, N2] from key"
+                                                                 : "[T2, N2] from key";
+  expect_scale("key_dequant_scale", a.key_dequant_scale, want_ks, pa ? &alt_ks : nullptr, ks_layout, a.query);
+  return d;
+}
+
+void check_data(const Args& a, const Dims& d) {
+  const lightning_indexer::Args g = geometry(a);
+  lightning_indexer::check_data_as(g, d, kOp);
+  const std::vector<lightning_indexer::cpu::Batch> bs = lightning_indexer::cpu::batches(g, d);
+  const int64_t N1 = d.heads_q, N2 = d.heads_k;
+  for (const auto& x : bs) {  // query scales of the rows in a batch
+    for (int64_t i = x.q_begin * N1; i < (x.q_begin + x.q_len) * N1; ++i) {
+      const float v = scale_at(a.query_dequant_scale, i);
+      if (!valid_scale(v)) {
+        fail(AOP_VALUE_ERROR, "query_dequant_scale should be finite and >= 0 but is " + value_string(v) + " at " +
+                                  index_string(a.query_dequant_scale, i));
+      }
+    }
+  }
+  for (int64_t b = 0; b < d.batch; ++b) {  // key scales of the keys some row sees
+    const auto& x = bs[static_cast<size_t>(b)];
+    const int64_t seen = x.q_len > 0 ? lightning_indexer::cpu::visible_limit(g, x, x.q_len - 1) : 0;
+    for (int64_t j = 0; j < seen; ++j) {
+      const int64_t row = lightning_indexer::cpu::key_row(g, d, x, b, j);
+      for (int64_t h = 0; h < N2; ++h) {
+        const float v = scale_at(a.key_dequant_scale, row * N2 + h);
+        if (!valid_scale(v)) {
+          fail(AOP_VALUE_ERROR, "key_dequant_scale should be finite and >= 0 for every visible key but is " +
+                                    value_string(v) + " at " + index_string(a.key_dequant_scale, row * N2 + h) +
+                                    " (key " + s(j) + " of batch " + s(b) + ")");
+        }
+      }
+    }
+  }
+}
+
+void check_npu_limits(const Args& a, const Dims& d) {
+  const std::string where = " for the AscendC kernel (npu and emu backends)";
+  if (d.heads_k != 1) fail(AOP_VALUE_ERROR, "key should have N2 = 1" + where + " but has N2 = " + s(d.heads_k));
+  if (d.head_dim != 128) fail(AOP_VALUE_ERROR, "query should have D = 128" + where + " but has D = " + s(d.head_dim));
+  if (d.heads_q > 64) fail(AOP_VALUE_ERROR, "query should have N1 <= 64" + where + " but has N1 = " + s(d.heads_q));
+  if (a.layout_key == Layout::kPA_BSND && (d.block_size % 16 != 0 || d.block_size > 1024)) {
+    fail(AOP_VALUE_ERROR, "key should have a block_size that is a multiple of 16 and <= 1024" + where + " but has " +
+                              s(d.block_size));
+  }
+  if (a.sparse_count > kMaxSparseCountNpu) {
+    fail(AOP_VALUE_ERROR, "sparse_count should be in [1, " + s(kMaxSparseCountNpu) + "]" + where + " but is " +
+                              s(a.sparse_count));
+  }
+  const auto f16 = [&](const char* name, aop_dtype t) {
+    if (t != AOP_DTYPE_FLOAT16) {
+      fail(AOP_TYPE_ERROR, std::string(name) + " should have dtype float16" + where + " but has " + aop_dtype_name(t));
+    }
+  };
+  f16("weights", a.weights.dtype);
+  f16("query_dequant_scale", a.query_dequant_scale.dtype);
+  f16("key_dequant_scale", a.key_dequant_scale.dtype);
+}
+
+}  // namespace aop::lightning_indexer_quant

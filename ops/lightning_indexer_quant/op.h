@@ -1,0 +1,123 @@
+// lightning_indexer_quant, described once: its arguments and outputs (ascend_ops/op_params.hpp),
+// from which common derives the front doors, mapped to this op's host interface (host/liq.h).
+// No AscendC kernel yet: the cpu backend only.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "ascend_ops/op_params.hpp"
+#include "ascend_ops/platform.h"
+#include "ascend_ops/tensor.hpp"
+#include "host/liq.h"
+
+namespace aop::lightning_indexer_quant {
+
+struct Op {
+  using Args = lightning_indexer_quant::Args;
+  struct Prepared {
+    Args args;
+    Dims dims;
+  };
+  struct Tiling {  // the CPU kernel's plan (no launch tiling without a kernel)
+    lightning_indexer::CpuPlan plan;
+  };
+  static constexpr const char* kName = "lightning_indexer_quant";
+  static constexpr const char* kPackage = "ascend-op-lightning-indexer-quant";
+  static constexpr const char* kDoc = R"doc(Indices of the top ``sparse_count`` visible keys of every query row, from int8 queries and keys.
+
+``score[r, j] = sum_h weights[r, h] * ReLU(qs[r, h] * ks[j, g] * dot(query[r, h, :], key[j, g, :]))``
+with the int8 dot exact in int32, over the query heads h of key head g (N1 / N2 of them):
+lightning_indexer on the dequantised tensors qs * query and ks * key.
+
+Parameters
+----------
+query : [B, S1, N1, D] (layout_query "BSND") or [T1, N1, D] ("TND"); int8. Contiguous.
+key : [num_blocks, block_size, N2, D] ("PA_BSND"), [B, S2, N2, D] ("BSND") or
+    [T2, N2, D] ("TND"); int8. Contiguous. N2 divides N1.
+weights : [B, S1, N1] or [T1, N1]; float16, bfloat16 or float32.
+query_dequant_scale : the shape of weights (one per query token and head); float16 or float32.
+    Finite and >= 0 on every row of a batch.
+key_dequant_scale : the shape of key without D (one per key token and key head; PA_BSND also
+    [num_blocks, block_size, N2, 1], indexer_k_quant_and_cache's scale cache); float16 or
+    float32. Finite and >= 0 for every visible key.
+actual_seq_lengths_query, actual_seq_lengths_key, block_table : as lightning_indexer.
+query_quant_mode, key_quant_mode : 0 (per token and head, symmetric), the only mode.
+layout_query, layout_key : see above.
+sparse_count : 1 <= K <= 8192 (2048 on NPU).
+sparse_mode : 0 (every key j < act_s2 visible) or 3 (causal, aligned to the end:
+    j <= act_s2 - act_s1 + p for query row p).
+return_value : also return the scores.
+
+Returns
+-------
+(sparse_indices, sparse_values)
+    int32 [B, S1, N2, K] or [T1, N2, K]: the visible keys by descending score, ties to the
+    smaller index, -1 where fewer than K keys are visible. sparse_values: float32 scores of the
+    same shape, -inf at -1, or None unless return_value.
+
+Raises
+------
+TypeError, ValueError, IndexError naming the argument, the expected and the actual value.
+)doc";
+
+  enum Input { kQuery = 0, kKey = 1 };
+  static constexpr const char* kLayouts[] = {"BSND", "TND", "PA_BSND", nullptr};
+  static const std::array<desc::Param<Args>, 15>& params() {
+    using desc::Access;
+    using desc::Kind;
+    constexpr Access in = Access::kRead;
+    static const std::array<desc::Param<Args>, 15> p{{
+        {"query", Kind::kTensor, in, false, false, nullptr, &desc::set_field<&Args::query>},
+        {"key", Kind::kTensor, in, false, false, nullptr, &desc::set_field<&Args::key>},
+        {"weights", Kind::kTensor, in, false, false, nullptr, &desc::set_field<&Args::weights>},
+        {"query_dequant_scale", Kind::kTensor, in, false, false, nullptr,
+         &desc::set_field<&Args::query_dequant_scale>},
+        {"key_dequant_scale", Kind::kTensor, in, false, false, nullptr, &desc::set_field<&Args::key_dequant_scale>},
+        {"actual_seq_lengths_query", Kind::kTensor, in, true, true, "None",
+         &desc::set_field<&Args::actual_seq_lengths_query>},
+        {"actual_seq_lengths_key", Kind::kTensor, in, true, true, "None",
+         &desc::set_field<&Args::actual_seq_lengths_key>},
+        {"block_table", Kind::kTensor, in, true, true, "None", &desc::set_field<&Args::block_table>},
+        {"query_quant_mode", Kind::kInt, in, false, true, "0", &desc::set_field<&Args::query_quant_mode>},
+        {"key_quant_mode", Kind::kInt, in, false, true, "0", &desc::set_field<&Args::key_quant_mode>},
+        {"layout_query", Kind::kString, in, false, true, "\"BSND\"", &set_layout_query, kLayouts},
+        {"layout_key", Kind::kString, in, false, true, "\"PA_BSND\"", &set_layout_key, kLayouts},
+        {"sparse_count", Kind::kInt, in, false, true, "2048", &desc::set_field<&Args::sparse_count>},
+        {"sparse_mode", Kind::kInt, in, false, true, "3", &desc::set_field<&Args::sparse_mode>},
+        {"return_value", Kind::kBool, in, false, true, "False", &desc::ignore<Args>},
+    }};
+    return p;
+  }
+  static const std::array<desc::Output<Args>, 2>& outputs() {
+    static const std::array<desc::Output<Args>, 2> o{{
+        {"sparse_indices", AOP_DTYPE_INT32, nullptr, &desc::set_field<&Args::sparse_indices>},
+        {"sparse_values", AOP_DTYPE_FLOAT32, "return_value", &desc::set_field<&Args::sparse_values>},
+    }};
+    return o;
+  }
+  // [B, S1, N2, K] (BSND query) or [T1, N2, K] (TND)
+  static std::vector<desc::Dim> output_dims(const Args& a, size_t /*output: both alike*/) {
+    using desc::Dim;
+    if (a.layout_query == Layout::kTND) return {Dim::of(kQuery, 0), Dim::of(kKey, -2), Dim::value(a.sparse_count)};
+    return {Dim::of(kQuery, 0), Dim::of(kQuery, 1), Dim::of(kKey, -2), Dim::value(a.sparse_count)};
+  }
+  static void set_layout_query(Args& a, const desc::Value& v) {
+    a.layout_query = parse_layout(v.s, "layout_query", false);
+  }
+  static void set_layout_key(Args& a, const desc::Value& v) { a.layout_key = parse_layout(v.s, "layout_key", true); }
+  static void check_inputs(const Args& a) { (void)validate(a, false); }
+  static void check_attributes(const Args&) {}
+  static void run_cpu(const Args& a) { lightning_indexer_quant::run_cpu(a); }
+
+  static Prepared prepare(const Args& args) { return {args, validate(args)}; }
+  static void check_data(const Prepared& p) { lightning_indexer_quant::check_data(p.args, p.dims); }
+  static Tiling tiling(const Prepared& p, const aop_platform&) { return {cpu_plan(p.args, p.dims)}; }
+  static std::vector<std::pair<const char*, int64_t>> tiling_fields(const Tiling& t) {
+    return {{"key_tile", t.plan.key_tile}, {"row_block", t.plan.row_block}, {"key_chunk", t.plan.key_chunk},
+            {"threads", t.plan.threads}};
+  }
+};
+
+}  // namespace aop::lightning_indexer_quant
