@@ -1,12 +1,14 @@
 """torch_npu's call forms (``torch_npu.npu_*``), translated to ascend-ops (PyTorch)."""
 from __future__ import annotations
 
+from ._quant_indexer import lightning_indexer_quant as _lightning_indexer_quant
 from ._require import require_op
 from ._sfa import npu_sparse_flash_attention as _sparse_flash_attention
 
 _op = require_op("ascend_ops.sparse_flash_attention", "ascend-op-sparse-flash-attention", __name__)
+_liq_op = require_op("ascend_ops.lightning_indexer_quant", "ascend-op-lightning-indexer-quant", __name__)
 
-__all__ = ["npu_sparse_flash_attention"]
+__all__ = ["npu_quant_lightning_indexer", "npu_sparse_flash_attention"]
 
 _NO_LIMIT = 9223372036854775807  # 2**63 - 1
 
@@ -37,3 +39,27 @@ def npu_sparse_flash_attention(query, key, value, sparse_indices, scale_value, *
                                    actual_seq_lengths_query, actual_seq_lengths_kv, query_rope, key_rope,
                                    sparse_block_size, layout_query, layout_kv, sparse_mode, pre_tokens, next_tokens,
                                    attention_mode, return_softmax_lse)
+
+
+def npu_quant_lightning_indexer(query, key, weights, query_dequant_scale, key_dequant_scale, query_quant_mode,
+                                key_quant_mode, *, actual_seq_lengths_query=None, actual_seq_lengths_key=None,
+                                block_table=None, layout_query="BSND", layout_key="BSND", sparse_count=2048,
+                                sparse_mode=3, pre_tokens=_NO_LIMIT, next_tokens=_NO_LIMIT, query_dtype=None,
+                                key_dtype=None):
+    """``torch_npu.npu_quant_lightning_indexer``: the int8 indexer with dequant scales. Same
+    positional / keyword-only split, keywords and defaults as torch_npu's documentation
+    (``query_quant_mode`` / ``key_quant_mode`` positional and required, 0 the only value;
+    ``layout_key`` "BSND"). Returns the int32 indices only, as the original.
+
+    ``pre_tokens`` / ``next_tokens`` (a sliding window) are taken at their default only, and
+    ``query_dtype`` / ``key_dtype`` (Ascend 950's fp8 / HiFloat8 inputs) as None only: anything
+    else is refused with ValueError. -> :func:`ascend_ops.lightning_indexer_quant.lightning_indexer_quant`."""
+    if pre_tokens != _NO_LIMIT or next_tokens != _NO_LIMIT:
+        raise ValueError("npu_quant_lightning_indexer: pre_tokens and next_tokens should be 2**63 - 1 (no sliding "
+                         f"window: ascend_ops.lightning_indexer_quant has none) but are {pre_tokens} and {next_tokens}")
+    if query_dtype is not None or key_dtype is not None:
+        raise ValueError("npu_quant_lightning_indexer: query_dtype and key_dtype should be None (int8 inputs; the fp8 "
+                         f"forms are not supported) but are {query_dtype!r} and {key_dtype!r}")
+    return _lightning_indexer_quant(_liq_op, query, key, weights, query_dequant_scale, key_dequant_scale,
+                                    actual_seq_lengths_query, actual_seq_lengths_key, block_table, query_quant_mode,
+                                    key_quant_mode, layout_query, layout_key, sparse_count, sparse_mode)

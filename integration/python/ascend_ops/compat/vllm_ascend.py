@@ -4,14 +4,17 @@ ascend-ops (PyTorch)."""
 from __future__ import annotations
 
 from ._indexer import lightning_indexer as _lightning_indexer
+from ._quant_indexer import lightning_indexer_quant as _lightning_indexer_quant
 from ._require import require_op
 from ._sfa import npu_sparse_flash_attention as _sparse_flash_attention
 
 _op = require_op("ascend_ops.lightning_indexer", "ascend-op-lightning-indexer", __name__)
 _sfa_op = require_op("ascend_ops.sparse_flash_attention", "ascend-op-sparse-flash-attention", __name__)
 _rac_op = require_op("ascend_ops.reshape_and_cache", "ascend-op-reshape-and-cache", __name__)
+_liq_op = require_op("ascend_ops.lightning_indexer_quant", "ascend-op-lightning-indexer-quant", __name__)
 
-__all__ = ["npu_lightning_indexer", "npu_sparse_flash_attention", "reshape_and_cache_c8"]
+__all__ = ["npu_lightning_indexer", "npu_lightning_indexer_quant", "npu_sparse_flash_attention",
+           "reshape_and_cache_c8"]
 
 _NO_LIMIT = 9223372036854775807  # 2**63 - 1
 
@@ -75,3 +78,18 @@ def reshape_and_cache_c8(key, value, key_cache, value_cache, slot_mapping, k_cac
                               k_scale=k_cache_scale, v_scale=v_cache_scale, k_offset=k_cache_offset,
                               v_offset=v_cache_offset)
     return None
+
+
+def npu_lightning_indexer_quant(query, key, weights, query_dequant_scale, key_dequant_scale, *,
+                                actual_seq_lengths_query=None, actual_seq_lengths_key=None, block_table=None,
+                                query_quant_mode=0, key_quant_mode=0, layout_query="BSND", layout_key="BSND",
+                                sparse_count=2048, sparse_mode=3):
+    """vllm-ascend's ``torch.ops._C_ascend.npu_lightning_indexer_quant`` (``csrc/torch_binding.cpp``):
+    its keywords and defaults (``layout_key`` "BSND" as its binding; it calls it with TND query,
+    PA_BSND key, ``key_dequant_scale = scale_cache.squeeze(2)`` [num_blocks, block_size, 1],
+    float16 weights and scales, sparse_count 2048, sparse_mode 3). int8 query / key; weights
+    ``[.., N1, 1]`` accepted. Returns the int32 indices only, as the original.
+    -> :func:`ascend_ops.lightning_indexer_quant.lightning_indexer_quant`."""
+    return _lightning_indexer_quant(_liq_op, query, key, weights, query_dequant_scale, key_dequant_scale,
+                                    actual_seq_lengths_query, actual_seq_lengths_key, block_table, query_quant_mode,
+                                    key_quant_mode, layout_query, layout_key, sparse_count, sparse_mode)
