@@ -51,8 +51,11 @@ class QuantScorer {
     const char* scales = static_cast<const char*>(a_.key_dequant_scale.data);
     const aop_dtype sdt = a_.key_dequant_scale.dtype;
     const int64_t s_elem = static_cast<int64_t>(aop_dtype_size(sdt));
+    const int64_t stride = N2_ * D_;
+    int64_t row = -1;
     for (int64_t j = 0; j < n; ++j) {
-      const int64_t row = (keys[j] - base) / (N2_ * D_);
+      // the next row of the same block or BSND / TND slab, else a division (a new block)
+      row = j > 0 && keys[j] == keys[j - 1] + stride ? row + 1 : (keys[j] - base) / stride;
       to_float(sdt, scales + (row * N2_ + head_) * s_elem, 1, ks_.data() + j, 1);
     }
     for (int64_t j = 0; j < next_n; ++j) {

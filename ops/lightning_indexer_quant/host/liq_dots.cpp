@@ -226,16 +226,19 @@ __attribute__((target(AOP_LIQ_VNNI))) void vnni_keys(const int32_t* packed, cons
   }
 }
 
+// tree16 in registers (float addition commutes: lo + hi is part[l] + part[l + 8] exactly).
 __attribute__((target(AOP_LIQ_VNNI))) inline float vnni_tree(__m512 part) {
-  alignas(64) float p[kHeadLanes];
-  _mm512_store_ps(p, part);
-  return tree16(p);
+  const __m256 t8 = _mm256_add_ps(_mm512_castps512_ps256(part),
+                                  _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(part), 1)));
+  const __m128 t4 = _mm_add_ps(_mm256_castps256_ps128(t8), _mm256_extractf128_ps(t8, 1));
+  const __m128 t2 = _mm_add_ps(t4, _mm_movehl_ps(t4, t4));  // lanes 0, 1: t4[0] + t4[2], t4[1] + t4[3]
+  return _mm_cvtss_f32(_mm_add_ss(t2, _mm_movehdup_ps(t2)));
 }
 
 __attribute__((target(AOP_LIQ_VNNI))) void score_vnni(const int32_t* packed, const int32_t* bias, const float* wq,
                                                       int64_t, int64_t Gp, int64_t D, const int8_t* const* keys,
                                                       const float* ks, int64_t n, float* scores) {
-  constexpr int NK = 2;
+  constexpr int NK = 4;  // 4 keys x 4 head vectors: 16 accumulators, each query vector loaded once per 4 keys
   int64_t j = 0;
   for (; j + NK <= n; j += NK) {
     __m512 part[NK];
