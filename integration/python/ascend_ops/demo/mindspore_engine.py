@@ -53,6 +53,16 @@ def _ikq_module():
     return ikq_ms
 
 
+def _liq_module():
+    """lightning_indexer_quant's MindSpore front door (int8 caches only)."""
+    from ascend_ops.common.loader import load_native
+
+    load_native("ascend_ops.lightning_indexer_quant", "mindspore")
+    from ascend_ops.lightning_indexer_quant import ms as liq_ms
+
+    return liq_ms
+
+
 def _build_cell(cfg: Config, weights: Dict[str, np.ndarray], plan: Plan, rac, li, sfa, ikq=None,
                 scales: Optional[List] = None):
     ms, nn, ops, _, _, _, _ = _modules()
@@ -86,9 +96,9 @@ def _build_cell(cfg: Config, weights: Dict[str, np.ndarray], plan: Plan, rac, li
             self.rac, self.li, self.sfa, self.ikq = rac, li, sfa, ikq
 
         def write_caches(self, i, latent, k_rope, index_key, slots):
-            """Write layer i's new rows; return the caches the readers take (int8 caches:
-            dequantized float32 copies, since lightning_indexer and sparse_flash_attention read
-            float caches)."""
+            """Write layer i's new rows; return the caches the readers take (int8 caches: the
+            latent and rope caches' dequantized float32 copies, since sparse_flash_attention reads
+            float caches; the int8 index cache and its scales, which lightning_indexer_quant reads)."""
             latent_cache, rope_cache, index_cache = self.latent_caches[i], self.rope_caches[i], self.index_caches[i]
             if not cfg.quantized:
                 self.rac(latent, k_rope, latent_cache, rope_cache, slots)     # latent as key, rope as value
@@ -101,7 +111,7 @@ def _build_cell(cfg: Config, weights: Dict[str, np.ndarray], plan: Plan, rac, li
             self.ikq(index_key.reshape(-1, cfg.index_dim), index_cache, slots, k_scale_cache=index_scales,
                      quant_block_size=cfg.index_dim)
             return (ops.cast(latent_cache, ms.float32) * latent_scale, ops.cast(rope_cache, ms.float32) * rope_scale,
-                    ops.cast(index_cache, ms.float32) * index_scales)
+                    (index_cache, index_scales))
 
         def construct(self, tokens, positions, slots, lens_q, lens_k, rows, block_tables):
             """tokens / positions [B, S] int32, slots [B*S], lens_q / lens_k [B], rows [B] (the flat
@@ -118,8 +128,17 @@ def _build_cell(cfg: Config, weights: Dict[str, np.ndarray], plan: Plan, rac, li
                 latent_cache, rope_cache, index_cache = self.write_caches(i, latent, k_rope, index_key, slots)
                 iq = proj[:, o_iq:o_ik].contiguous().reshape(b, s, cfg.index_heads, cfg.index_dim)
                 iw = (proj[:, o_iw:] * index_scale).reshape(b, s, cfg.index_heads)
-                sel, _ = self.li(iq, index_cache, iw, lens_q, lens_k, block_tables, layout_query="BSND",
-                                 layout_key="PA_BSND", sparse_count=k_sel, sparse_mode=3, return_value=False)
+                if cfg.quantized:  # int8 queries (amax / 127 per token and head) on the int8 index cache
+                    amax = ops.amax(ops.abs(iq), -1)
+                    q_scale = ops.select(amax > 0, amax / 127.0, ops.ones_like(amax))
+                    codes = ops.cast(ops.clip_by_value(ops.round(iq / q_scale.expand_dims(-1)), -128.0, 127.0),
+                                     ms.int8)
+                    sel, _ = self.li(codes, index_cache[0], iw, q_scale, index_cache[1], lens_q, lens_k,
+                                     block_tables, layout_query="BSND", layout_key="PA_BSND", sparse_count=k_sel,
+                                     sparse_mode=3, return_value=False)
+                else:
+                    sel, _ = self.li(iq, index_cache, iw, lens_q, lens_k, block_tables, layout_query="BSND",
+                                     layout_key="PA_BSND", sparse_count=k_sel, sparse_mode=3, return_value=False)
                 q_latent = proj[:, o_q:o_qr].contiguous().reshape(b, s, cfg.heads, cfg.latent)
                 q_rope = proj[:, o_qr:o_c].contiguous().reshape(b, s, cfg.heads, cfg.rope)
                 out, _, _ = self.sfa(q_latent, latent_cache, latent_cache, sel, scale, block_table=block_tables,
@@ -160,9 +179,11 @@ class MindSporeEngine:
         timer.sync = _pynative_executor.sync
         rac, li, sfa = rac_ms.reshape_and_cache, li_ms.lightning_indexer, sfa_ms.sparse_flash_attention
         ikq = _ikq_module().indexer_k_quant_and_cache if cfg.quantized else None
+        if cfg.quantized:
+            li = _liq_module().lightning_indexer_quant
         if not graph:
             rac = timer.wrap("reshape_and_cache", rac)
-            li = timer.wrap("lightning_indexer", li)
+            li = timer.wrap("lightning_indexer_quant" if cfg.quantized else "lightning_indexer", li)
             sfa = timer.wrap("sparse_flash_attention", sfa)
             if ikq is not None:
                 ikq = timer.wrap("indexer_k_quant_and_cache", ikq)

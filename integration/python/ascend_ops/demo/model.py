@@ -45,8 +45,10 @@ __all__ = ["Config", "Plan", "weights", "plan", "engine_layers", "kv_scales", "L
 #: The demo's cache formats. "auto": float32 caches. "int8": the latent and rope caches in int8 with
 #: static per-channel scales (reshape_and_cache's int8 mode, calibrated on the float model), the
 #: indexer keys in int8 with a float32 scale per token (indexer_k_quant_and_cache, Ascend's split
-#: layout); lightning_indexer and sparse_flash_attention read float caches, so the engines
-#: dequantize the caches for them (``(q - 0) * scale``) until the 8-bit readers land.
+#: layout). The indexer is then lightning_indexer_quant: it reads the int8 index cache and its
+#: scales as they are, with the indexer queries quantized per token and head (amax / 127);
+#: sparse_flash_attention reads float caches, so the engines dequantize the latent and rope caches
+#: for it (``(q - 0) * scale``) until its 8-bit reader lands.
 KV_CACHE_DTYPES = ("auto", "int8")
 
 #: Per-layer weight names of :func:`weights`.

@@ -11,7 +11,8 @@ and the first rejected indexer score, each relative to the row's scale.
 With 8-bit caches (``scales`` given) the rows are stored as the ops store them and read back
 dequantized: latent and rope rows ``clip(rint(x / s), -128, 127) * s`` with the static
 per-channel scales, indexer keys the same with a scale per token ``float32(max|x| / 127)`` (1 for a
-zero row). It then also measures the smallest distance of a quotient ``x / s`` to a rounding
+zero row), and the indexer queries (lightning_indexer_quant's int8 queries) with a scale per
+token and head. It then also measures the smallest distance of a quotient ``x / s`` to a rounding
 boundary (a half-integer), relative to ``max(1, |x / s|)``: where that is below the engines'
 float32 rounding, an engine may store the neighbouring code.
 """
@@ -107,6 +108,8 @@ class _Sequence:
             self.ropes[i] = np.concatenate([self.ropes[i], rope])
             self.index_keys[i] = np.concatenate([self.index_keys[i], index_key])
             iq = (h @ w[p + "wq_index"]).reshape(n, cfg.index_heads, cfg.index_dim)
+            if self.scales is not None:  # lightning_indexer_quant: int8 queries, a scale per token and head
+                iq = self.quantize.per_token(iq)
             iw = (h @ w[p + "w_index_weights"]) * cfg.index_scale
             c, kr, ik = self.latents[i], self.ropes[i], self.index_keys[i]
             k_nope = (c @ w[p + "w_uk"]).reshape(len(c), nh, cfg.qk_nope)      # [L, heads, qk_nope]

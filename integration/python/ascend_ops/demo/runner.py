@@ -23,8 +23,8 @@ __all__ = ["MODES", "OPS", "ModeResult", "Report", "run", "run_mode", "write_plo
 #: The modes, in the order they run.
 MODES = ("torch eager", "torch compile", "mindspore pynative", "mindspore graph")
 #: The ops the engines time one by one in eager modes (indexer_k_quant_and_cache: int8 caches).
-OPS = ("reshape_and_cache", "indexer_k_quant_and_cache", "lightning_indexer", "sparse_flash_attention",
-       "adv_step_flash")
+OPS = ("reshape_and_cache", "indexer_k_quant_and_cache", "lightning_indexer", "lightning_indexer_quant",
+       "sparse_flash_attention", "adv_step_flash")
 #: The sensitivity run of int8 caches: every code closer than this (relative) to a rounding
 #: boundary takes its other neighbour; the reference's tokens must not change.
 FLIP_BELOW = 1e-4
@@ -256,7 +256,8 @@ def run(cfg: Config, modes: Sequence[str] = MODES, *, out: TextIO = sys.stdout, 
     if cfg.quantized:
         print("           int8 caches: reshape_and_cache kv_cache_dtype=\"int8\" (static per-channel scales "
               "calibrated on the float model) and indexer_k_quant_and_cache (int8 + a float32 scale per token); "
-              "the indexer and the attention read dequantized copies", file=out)
+              "the indexer is lightning_indexer_quant (int8 queries, a scale per token and head, on the int8 "
+              "index cache); the attention reads dequantized copies", file=out)
     print(f"reference: NumPy float64, dense (no paging, no ops): smallest greedy margin {ref.min_logit_margin:.1e}, "
           f"smallest indexer top-k boundary gap {ref.min_index_gap:.1e} (relative to the row's largest value; "
           f"float32 rounding ~1e-6) over {ref.selections} selections ({ref.zero_ties} exact ties of zero scores, "

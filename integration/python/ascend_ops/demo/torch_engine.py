@@ -4,7 +4,8 @@ One forward function serves both modes. The ops are ``torch.ops.ascend_ops.*`` (
 carry the alias annotations ``torch.compile`` needs to keep the in-place cache writes). Eager:
 reshape_and_cache, lightning_indexer and sparse_flash_attention are wrapped by the timer.
 With int8 caches (``cfg.kv_cache_dtype``) reshape_and_cache quantizes the latent and rope rows
-on write and indexer_k_quant_and_cache the indexer keys; the readers get dequantized copies.
+on write and indexer_k_quant_and_cache the indexer keys; lightning_indexer_quant reads the int8
+index cache with queries quantized per token and head, sparse_flash_attention dequantized copies.
 Compiled: the decode step's forward (every layer's reshape_and_cache calls, lightning_indexer,
 sparse_flash_attention, MLP and the greedy argmax) is one ``fullgraph`` graph, compiled once and
 replayed every step, timed as a whole (sparse_flash_attention's scale_value is a Python float
@@ -32,8 +33,9 @@ def _rms(x, g, eps: float):
 
 def _write_caches(cfg: Config, ops, latent, k_rope, index_key, slots, caches, scales):
     """Write one layer's new rows; return the (latent, rope, index key) caches the readers take:
-    the caches themselves, or with int8 caches their dequantized float32 copies
-    (lightning_indexer and sparse_flash_attention read float caches)."""
+    the caches themselves, or with int8 caches the latent and rope caches' dequantized float32
+    copies (sparse_flash_attention reads float caches) and the int8 index cache with its scale
+    cache (lightning_indexer_quant reads them as they are)."""
     rac, ikq = ops
     if not cfg.quantized:
         latent_cache, rope_cache, index_cache = caches
@@ -45,7 +47,18 @@ def _write_caches(cfg: Config, ops, latent, k_rope, index_key, slots, caches, sc
     rac(latent, k_rope, latent_cache, rope_cache, slots, kv_cache_dtype="int8", k_scale=latent_scale,
         v_scale=rope_scale)
     ikq(index_key.flatten(1), index_cache, slots, k_scale_cache=index_scales, quant_block_size=cfg.index_dim)
-    return latent_cache.float() * latent_scale, rope_cache.float() * rope_scale, index_cache.float() * index_scales
+    return latent_cache.float() * latent_scale, rope_cache.float() * rope_scale, (index_cache, index_scales)
+
+
+def _quantize_query(iq):
+    """int8 codes and float32 scales per token and head (symmetric: amax / 127, 1 for a zero row),
+    the reference's quantizer: codes rint(x / scale) clipped to [-128, 127]."""
+    import torch
+
+    amax = iq.abs().amax(dim=-1)
+    scale = torch.where(amax > 0, amax / 127.0, torch.ones_like(amax))
+    codes = torch.clamp(torch.round(iq / scale.unsqueeze(-1)), -128, 127).to(torch.int8)
+    return codes, scale
 
 
 def _forward(cfg: Config, w: Dict, layers: List, scales: List, writers, li, sfa, tokens, positions, slots, lens_q,
@@ -69,9 +82,13 @@ def _forward(cfg: Config, w: Dict, layers: List, scales: List, writers, li, sfa,
                                                               caches[i], scales[i] if scales else None)
         iq = proj[:, o_iq:o_ik].reshape(b, s, cfg.index_heads, cfg.index_dim).contiguous()
         iw = (proj[:, o_iw:] * cfg.index_scale).reshape(b, s, cfg.index_heads)
-        sel, _ = li(iq, index_cache, iw, actual_seq_lengths_query=lens_q, actual_seq_lengths_key=lens_k,
-                    block_table=block_tables, layout_query="BSND", layout_key="PA_BSND",
-                    sparse_count=cfg.sparse_count, sparse_mode=3)
+        geometry = dict(actual_seq_lengths_query=lens_q, actual_seq_lengths_key=lens_k, block_table=block_tables,
+                        layout_query="BSND", layout_key="PA_BSND", sparse_count=cfg.sparse_count, sparse_mode=3)
+        if cfg.quantized:  # int8 queries against the int8 index cache and its scales
+            codes, q_scale = _quantize_query(iq)
+            sel, _ = li(codes, index_cache[0], iw, q_scale, index_cache[1], **geometry)
+        else:
+            sel, _ = li(iq, index_cache, iw, **geometry)
         q_latent = proj[:, o_q:o_qr].reshape(b, s, cfg.heads, cfg.latent).contiguous()
         q_rope = proj[:, o_qr:o_c].reshape(b, s, cfg.heads, cfg.rope).contiguous()
         out, _, _ = sfa(q_latent, latent_cache, latent_cache, sel, cfg.scale, block_table=block_tables,
@@ -103,16 +120,17 @@ class TorchEngine:
         from ascend_ops.common.loader import load_native
 
         packages = ["reshape_and_cache", "lightning_indexer", "sparse_flash_attention", "adv_step_flash"]
-        for package in packages + (["indexer_k_quant_and_cache"] if cfg.quantized else []):
+        for package in packages + (["indexer_k_quant_and_cache", "lightning_indexer_quant"] if cfg.quantized else []):
             load_native(f"ascend_ops.{package}", "torch")  # registers torch.ops.ascend_ops.<op>
         import torch
 
         self.torch, self.cfg, self.plan, self.timer = torch, cfg, plan, timer
         ops = torch.ops.ascend_ops
-        rac, li, sfa = ops.reshape_and_cache, ops.lightning_indexer, ops.sparse_flash_attention
+        li_name = "lightning_indexer_quant" if cfg.quantized else "lightning_indexer"
+        rac, li, sfa = ops.reshape_and_cache, getattr(ops, li_name), ops.sparse_flash_attention
         ikq = ops.indexer_k_quant_and_cache if cfg.quantized else None
         if not compiled:
-            rac, li = timer.wrap("reshape_and_cache", rac), timer.wrap("lightning_indexer", li)
+            rac, li = timer.wrap("reshape_and_cache", rac), timer.wrap(li_name, li)
             sfa = timer.wrap("sparse_flash_attention", sfa)
             if ikq is not None:
                 ikq = timer.wrap("indexer_k_quant_and_cache", ikq)
@@ -135,7 +153,7 @@ class TorchEngine:
         def eager_forward(*args):
             return _forward(cfg, self.w, layers, layer_scales,
                             (ops.reshape_and_cache, ops.indexer_k_quant_and_cache if cfg.quantized else None),
-                            ops.lightning_indexer, ops.sparse_flash_attention, *args)
+                            getattr(ops, li_name), ops.sparse_flash_attention, *args)
 
         self.prefill_forward = eager_forward if compiled else forward
         self.decode_forward = forward
