@@ -86,6 +86,18 @@ constexpr const char* kRecordName = "error_record";
 constexpr const char* kTilingName = "tiling";
 constexpr size_t kRecordBytes = 8 * sizeof(int64_t);  // the error record: 8 int64, one data-cache line
 
+// The cores a launch of `units` equal units of work takes on `cores` cores: the fewest that give
+// the same longest share as spreading them over min(units, cores) (64 units on 48 cores: 32 cores
+// of 2, not 16 of 2 and 32 of 1). The makespan is the same; every core less saves its launch share,
+// its check-phase traffic (each core reads every core's verdict code) and its copies of broadcast
+// tables.
+inline int64_t cores_for_units(int64_t units, int64_t cores) {
+  cores = cores < 1 ? 1 : cores;
+  if (units <= 1) return 1;
+  const int64_t longest = (units + cores - 1) / cores;
+  return (units + longest - 1) / longest;
+}
+
 // The GM workspace of a kernel whose only workspace is the check protocol's slots
 // (aop_kernel/check_slots.h): `slots` slots of `words` int64 each (one per core, or per AIV).
 // Every core writes its own slot before reading any: it needs no zeroing.

@@ -5,6 +5,7 @@
 
 #include "ascend_ops/cache.hpp"
 #include "ascend_ops/hash.hpp"
+#include "ascend_ops/kernel_launch.hpp"
 #include "ascend_ops/tensor.hpp"
 #include "host/reshape_and_cache.h"
 
@@ -60,8 +61,7 @@ ReshapeAndCacheTiling compute(const Args& a, const aop_platform& platform) {
   t.key_head_size = key.dim(2);
   t.value_head_size = a.has_value ? TensorView(a.value).dim(2) : 0;
 
-  const int64_t cores = std::max<int64_t>(1, platform.aiv_cores);
-  t.block_dim = static_cast<int32_t>(std::clamp<int64_t>(t.num_tokens, 1, cores));
+  t.block_dim = static_cast<int32_t>(launch::cores_for_units(t.num_tokens, platform.aiv_cores));
   t.tokens_per_core = static_cast<int32_t>(t.num_tokens / t.block_dim);
   t.cores_with_extra = static_cast<int32_t>(t.num_tokens % t.block_dim);
 
