@@ -276,7 +276,10 @@ def test_vllm_reshape_and_cache_paged_fp8(dtype):
     value = torch.randn(tokens, heads, head_size, generator=gen).to(tdtype)
     key_cache, value_cache = _paged_caches(torch, num_blocks, heads, head_size, block_size, torch.uint8, gen)
     k_scale, v_scale = torch.tensor([0.05]), torch.tensor([0.07])
-    want = reference.reshape_and_cache(_np(torch, key), _np(torch, value), key_cache.numpy(), value_cache.numpy(),
+    def bits(t):  # bfloat16 as its uint16 bit patterns, as the reference reads them
+        return _np(torch, t).view(np.uint16) if t.dtype == torch.bfloat16 else _np(torch, t)
+
+    want = reference.reshape_and_cache(bits(key), bits(value), key_cache.numpy(), value_cache.numpy(),
                                        slot_mapping.numpy(), cache_mode=3, kv_cache_dtype="fp8",
                                        k_scale=k_scale.numpy(), v_scale=v_scale.numpy())
     vllm.reshape_and_cache(key, value, key_cache, value_cache, slot_mapping, "fp8", k_scale, v_scale)
