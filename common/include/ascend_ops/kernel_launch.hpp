@@ -44,10 +44,13 @@ struct GmTensor {
   const char* name;
   GmRole role;
   uint64_t span_bytes;  // bytes from data to one past the last element
+  // The tensor's shape and strides (ndim 0: not given): the emulator checks that a kernel writes
+  // only the elements of a strided output, not the gaps between them.
+  aop_tensor view = {};
 };
 
 inline GmTensor gm(const aop_tensor& t, const char* name, GmRole role) {
-  return GmTensor{t.data, name, role, t.data == nullptr ? 0 : static_cast<uint64_t>(TensorView(t).span_bytes())};
+  return GmTensor{t.data, name, role, t.data == nullptr ? 0 : static_cast<uint64_t>(TensorView(t).span_bytes()), t};
 }
 inline GmTensor gm_absent(const char* name, GmRole role) { return GmTensor{nullptr, name, role, 0}; }
 // An optional tensor argument: absent (null) when not given.
