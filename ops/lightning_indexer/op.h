@@ -37,7 +37,8 @@ query : [B, S1, N1, D] (layout_query "BSND") or [T1, N1, D] ("TND"); float16, bf
     (float32 on CPU). Contiguous.
 key : [num_blocks, block_size, N2, D] ("PA_BSND"), [B, S2, N2, D] ("BSND") or
     [T2, N2, D] ("TND"); the dtype of query. Contiguous. N2 divides N1.
-weights : [B, S1, N1] or [T1, N1]; the dtype of query or float32.
+weights : [B, S1, N1] or [T1, N1], or either with a trailing 1 ([B, S1, N1, 1] /
+    [T1, N1, 1], as vllm-ascend and ms_custom_ops pass them); the dtype of query or float32.
 actual_seq_lengths_query : [B] int32 / int64. BSND: each batch's act_s1 (default S1).
     TND (required): cumulative ends of the batches' rows.
 actual_seq_lengths_key : [B] int32 / int64. PA_BSND (required) and BSND (default S2): each

@@ -133,11 +133,16 @@ Dims validate(const Args& a, bool check_outputs) {
     expect_lengths("actual_seq_lengths_query", a.actual_seq_lengths_query, false, d.batch, "", a.query);
   }
 
-  const std::string w_layout = q_tnd ? "[T1, N1]" : "[B, S1, N1]";
-  expect_rank("weights", w, q_tnd ? 2 : 3, w_layout);
+  // weights may carry a trailing 1 ([T1, N1, 1] / [B, S1, N1, 1], as vllm-ascend and ms_custom_ops
+  // pass them): the same contiguous bytes.
+  const int w_rank = q_tnd ? 2 : 3;
+  const std::string w_layout = q_tnd ? "[T1, N1] or [T1, N1, 1]" : "[B, S1, N1] or [B, S1, N1, 1]";
+  if (w.ndim() != w_rank && !(w.ndim() == w_rank + 1 && w.dim(-1) == 1)) {
+    fail(AOP_VALUE_ERROR, "weights should be " + w_layout + " but has shape " + w.shape_string());
+  }
   static const char* const kBsndWhat[] = {"B (from query)", "S1 (from query)", "N1 (from query)"};
   static const char* const kTndWhat[] = {"T1 (from query)", "N1 (from query)"};
-  for (int i = 0; i < w.ndim(); ++i) {
+  for (int i = 0; i < w_rank; ++i) {
     expect_dim("weights", w, i, q.dim(i), w_layout, q_tnd ? kTndWhat[i] : kBsndWhat[i]);
   }
 
