@@ -38,6 +38,18 @@ void expect_contiguous(const char* name, const TensorView& t) {
   }
 }
 
+// A paged key as caches are allocated: each block [block_size, N2, D] packed, blocks apart by
+// any stride(0) that keeps them from overlapping (the K half of a [num_blocks, 2, ...] KV cache,
+// a view of a larger pool).
+void expect_paged_key(const TensorView& k) {
+  const int64_t block = k.dim(1) * k.dim(2) * k.dim(3);
+  if (!k.last_dims_contiguous(3) || (k.dim(0) > 1 && block > 0 && k.stride(0) < block)) {
+    fail(AOP_VALUE_ERROR, "key should have each cache block [block_size, N2, D] contiguous and blocks that do not "
+                          "overlap (stride(0) >= block_size * N2 * D = " + s(block) + ") but has shape " +
+                              k.shape_string() + " and strides " + k.strides_string());
+  }
+}
+
 void expect_same_device(const char* name, const aop_tensor& t, const aop_tensor& query) {
   if (t.device.type != query.device.type || t.device.index != query.device.index) {
     fail(AOP_VALUE_ERROR, std::string(name) + " should be on the device of query (" + device_string(query.device) +
@@ -165,6 +177,8 @@ Dims validate(const Args& a, bool check_outputs) {
       d.max_blocks = bt.dim(1);
       d.key_rows = d.num_blocks * d.block_size;
       if (d.block_size < 1) fail(AOP_VALUE_ERROR, "key should have block_size >= 1 but has shape " + k.shape_string());
+      expect_paged_key(k);
+      d.key_block_stride = d.num_blocks > 1 ? k.stride(0) : d.block_size * k.dim(2) * k.dim(3);
       break;
     }
     case Layout::kBSND: {
@@ -207,7 +221,7 @@ Dims validate(const Args& a, bool check_outputs) {
   }
 
   expect_contiguous("query", q);
-  expect_contiguous("key", k);
+  if (a.layout_key != Layout::kPA_BSND) expect_contiguous("key", k);
   expect_contiguous("weights", w);
   expect_same_device("key", a.key, a.query);
   expect_same_device("weights", a.weights, a.query);
