@@ -9,6 +9,7 @@ module                     their call                                           
 ``vllm_mindspore``         ``vllm_mindspore._custom_ops.advance_step_flashattn``    adv_step_flash
 ``vllm``                   ``vllm._custom_ops.reshape_and_cache_flash`` ("auto",    reshape_and_cache
                            fp8 with k_scale / v_scale)
+``vllm``                   ``vllm._custom_ops.advance_step_flashattn``              adv_step_flash
 ``vllm``                   ``vllm._custom_ops.indexer_k_quant_and_cache`` (fused    indexer_k_quant_and_cache
                            fp8 + float32 scale cache, ue8m0)
 ``custom_pypto``           ``torch.ops.custom_pypto.npu_lightning_indexer_pto``     lightning_indexer
