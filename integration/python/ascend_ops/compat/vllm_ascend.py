@@ -45,10 +45,11 @@ def npu_lightning_indexer(query, key, weights, *, actual_seq_lengths_query=None,
 def npu_lightning_indexer_legacy(query, key, weights, *, actual_seq_lengths_query=None,
                                  actual_seq_lengths_key=None, block_table=None, layout_query="BSND",
                                  layout_key="PA_BSND", sparse_count=2048, sparse_mode=3, cmp_ratio=1):
-    """The OLD single-tensor form (vllm-ascend before its op returned a pair, and the
-    ``torch.ops.custom.npu_lightning_indexer`` of cann-recipes-infer): returns the int32 indices
-    ALONE. Kept under this name only, so that the current form never returns a different shape
-    silently; ``layout_key`` defaults to "PA_BSND" as there.
+    """The OLD single-tensor form (``torch.ops.custom.npu_lightning_indexer`` of cann-recipes-infer;
+    vllm-ascend's ``_C_ascend`` op returned the same before its pair, with ``layout_key="BSND"``
+    as default): returns the int32 indices ALONE. Kept under this name only, so that the current
+    form never returns a different shape silently; ``layout_key`` defaults to "PA_BSND" as in
+    cann-recipes-infer (pass it for vllm-ascend's old default).
 
     ``cmp_ratio`` (DeepSeek-V4's compressed keys) takes vllm-ascend's V4 convention (its
     ``npu_vllm_quant_lightning_indexer``): ``key`` holds compressed rows but
