@@ -520,11 +520,12 @@ def _indexer_reference(inputs, sparse_count):
 
 
 @needs_torch
-@pytest.mark.parametrize("module,name", [("vllm_ascend", "npu_lightning_indexer"),
+@pytest.mark.parametrize("module,name", [("vllm_ascend", "npu_lightning_indexer_legacy"),
                                          ("custom_pypto", "npu_lightning_indexer_pto")])
 def test_lightning_indexer_keyword_forms(module, name):
-    """The vllm-ascend SFA call: every argument by keyword, layout_query="TND",
-    layout_key="PA_BSND", sparse_mode=3; returns the indices only."""
+    """The single-tensor forms (custom_pypto's; vllm-ascend's old one, kept as ``_legacy``):
+    every argument by keyword, layout_query="TND", layout_key="PA_BSND", sparse_mode=3; returns
+    the indices only (the current pair forms: test_compat_indexer.py)."""
     import torch
 
     fn = getattr(importlib.import_module(f"ascend_ops.compat.{module}"), name)
@@ -554,8 +555,12 @@ def test_vllm_ascend_cmp_ratio_takes_uncompressed_key_lengths(layout_key):
         inputs["key"] = torch.stack(rows)
         inputs["actual_seq_lengths_key"] = torch.tensor([20, 57], dtype=torch.int32)
         original = torch.cumsum(original, 0).to(torch.int32)
-    got = vllm_ascend.npu_lightning_indexer(**dict(inputs, actual_seq_lengths_key=original), layout_query="TND",
-                                            layout_key=layout_key, sparse_count=8, sparse_mode=3, cmp_ratio=4)
+    got = vllm_ascend.npu_lightning_indexer_legacy(**dict(inputs, actual_seq_lengths_key=original),
+                                                   layout_query="TND", layout_key=layout_key, sparse_count=8,
+                                                   sparse_mode=3, cmp_ratio=4)
+    assert torch.equal(vllm_ascend.npu_lightning_indexer(**dict(inputs, actual_seq_lengths_key=original),
+                                                         layout_query="TND", layout_key=layout_key, sparse_count=8,
+                                                         sparse_mode=3, cmp_ratio=4)[0], got)
     want, _ = lightning_indexer(**dict(inputs, weights=inputs["weights"][..., 0]), cmp_residual_k=residual,
                                 layout_query="TND", layout_key=layout_key, sparse_count=8, sparse_mode=3,
                                 cmp_ratio=4)

@@ -12,6 +12,7 @@ struct LightningIndexerTiling {
   int64_t head_dim;          // D
   int64_t block_size;        // PA_BSND only, else 0
   int64_t max_blocks;        // block_table.shape[1], PA_BSND only, else 0
+  int64_t key_block_stride;  // PA_BSND: elements from one cache block to the next (key.stride(0)), else 0
   int64_t sparse_count;      // K
   int64_t k_pad;             // K rounded up to 32 (sort granularity): the running top-k length
   int32_t sparse_mode;       // 0 or 3

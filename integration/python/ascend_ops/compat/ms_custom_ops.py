@@ -4,20 +4,26 @@
 slot_mapping=None, cache_mode=0, head_num=0)`` -> :func:`ascend_ops.reshape_and_cache.ms.reshape_and_cache`.
 ``ms_custom_ops.sparse_flash_attention(query, key, value, sparse_indices, block_table=None, ...)``
 -> :func:`ascend_ops.sparse_flash_attention.ms.sparse_flash_attention`.
+``ms_custom_ops.lightning_indexer(query, key, weights, actual_seq_lengths_query=None, ...)``
+-> :func:`ascend_ops.lightning_indexer.ms.lightning_indexer`.
 """
 from __future__ import annotations
 
 from ._require import require_op
 
-__all__ = ["reshape_and_cache", "sparse_flash_attention"]
+__all__ = ["lightning_indexer", "reshape_and_cache", "sparse_flash_attention"]
 
 # At import, so that graph compilers see a plain module attribute (ImportError names the package).
 _ops = require_op("ascend_ops.reshape_and_cache.ms", "ascend-op-reshape-and-cache", __name__)
 _sfa_ops = require_op("ascend_ops.sparse_flash_attention.ms", "ascend-op-sparse-flash-attention", __name__)
+_li_ops = require_op("ascend_ops.lightning_indexer.ms", "ascend-op-lightning-indexer", __name__)
 
 #: ms_custom_ops' integer layout codes (``kQueryLayouts``, ``kKVLayouts``).
 _QUERY_LAYOUTS = ("BSND", "TND")
 _KV_LAYOUTS = ("BSND", "PA_BSND")
+#: lightning_indexer's (``lightning_indexer_common.h``: ``kQueryLayouts``, ``kKeyLayouts``).
+_LI_QUERY_LAYOUTS = ("BSND", "TND")
+_LI_KEY_LAYOUTS = ("PA_BSND",)
 
 
 def reshape_and_cache(key, value=None, key_cache=None, value_cache=None, slot_mapping=None, cache_mode=0,
@@ -62,3 +68,23 @@ def sparse_flash_attention(query, key, value, sparse_indices, block_table=None, 
         actual_seq_lenghts_kv, query_rope, key_rope, sparse_block_size, _QUERY_LAYOUTS[layout_query],
         _KV_LAYOUTS[layout_kv], sparse_mode)
     return out
+
+
+def lightning_indexer(query, key, weights, actual_seq_lengths_query=None, actual_seq_lengths_key=None,
+                      block_table=None, layout_query=0, layout_key=0, sparse_count=2048, sparse_mode=3):
+    """ms_custom_ops' ``lightning_indexer`` (``ops/c_api/lightning_indexer``): the
+    top-``sparse_count`` key positions per query token, every argument positional or by keyword,
+    in ms_custom_ops' order and with its defaults. The layouts are ints as there:
+    ``layout_query`` 0 = "BSND", 1 = "TND"; ``layout_key`` 0 = "PA_BSND", the only one (any
+    other value is refused with ValueError, as ms_custom_ops refuses it). ``weights`` as they
+    document it, ``[B, S1, N1, 1]`` / ``[T, N1, 1]`` (the op takes it; ``[B, S1, N1]`` too).
+
+    Returns the int32 ``sparse_indices`` only, as ms_custom_ops; PyNative and graph mode.
+    """
+    if not (0 <= layout_query < len(_LI_QUERY_LAYOUTS)) or not (0 <= layout_key < len(_LI_KEY_LAYOUTS)):
+        raise ValueError(f"lightning_indexer: layout_query should be 0 (BSND) or 1 (TND) and layout_key 0 (PA_BSND), "
+                         f"as in ms_custom_ops, but are {layout_query} and {layout_key}")
+    indices, _ = _li_ops.lightning_indexer(query, key, weights, actual_seq_lengths_query, actual_seq_lengths_key,
+                                           block_table, None, _LI_QUERY_LAYOUTS[layout_query],
+                                           _LI_KEY_LAYOUTS[layout_key], sparse_count, sparse_mode)
+    return indices

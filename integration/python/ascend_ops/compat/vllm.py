@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from ._require import require_op
 
-__all__ = ["reshape_and_cache_flash", "reshape_and_cache", "indexer_k_quant_and_cache", "SUPPORTED_KV_CACHE_DTYPES"]
+__all__ = ["reshape_and_cache_flash", "reshape_and_cache", "indexer_k_quant_and_cache", "advance_step_flashattn",
+           "SUPPORTED_KV_CACHE_DTYPES"]
 
 #: kv_cache_dtype values this translation supports: "auto" (the cache has the dtype of key /
 #: value, a bit copy) and vLLM's fp8 names ("fp8" = "fp8_e4m3": OCP E4M3FN bytes).
@@ -11,6 +12,7 @@ SUPPORTED_KV_CACHE_DTYPES = ("auto", "fp8", "fp8_e4m3", "fp8_e5m2")
 
 _op = require_op("ascend_ops.reshape_and_cache", "ascend-op-reshape-and-cache", __name__)
 _ikq = require_op("ascend_ops.indexer_k_quant_and_cache", "ascend-op-indexer-k-quant-and-cache", __name__)
+_asf = require_op("ascend_ops.adv_step_flash", "ascend-op-adv-step-flash", __name__)
 
 
 def _fp8_cache_as_bytes(cache, kv_cache_dtype: str, name: str, op: str = "reshape_and_cache_flash"):
@@ -86,4 +88,19 @@ def indexer_k_quant_and_cache(k, kv_cache, slot_mapping, quant_block_size, scale
     """
     _ikq.indexer_k_quant_and_cache(k, kv_cache, slot_mapping, quant_block_size=quant_block_size,
                                    scale_fmt="ue8m0" if scale_fmt == "ue8m0" else None)
+    return None
+
+
+def advance_step_flashattn(num_seqs, num_queries, block_size, input_tokens, sampled_token_ids, input_positions,
+                           seq_lens, slot_mapping, block_tables):
+    """vLLM's ``advance_step_flashattn`` (``vllm._custom_ops``, ``csrc/prepare_inputs/advance_step.cu``):
+    advance a multi-step decode batch by one step, in place, in vLLM's argument order (every
+    argument positional or by keyword). vLLM's dtypes (int64 input_tokens [num_seqs],
+    sampled_token_ids [num_queries, 1], input_positions and slot_mapping; int32 seq_lens and
+    block_tables [num_seqs, max_blocks]) and its CUDA-graph padding (rows num_queries..num_seqs:
+    token 0, position 0, slot -1). Ours also takes int32 / int64 for each and a block table whose
+    row stride exceeds its width; vLLM's is contiguous. Returns None, as vLLM.
+    -> ``torch.ops.ascend_ops.advance_step_flashattn(...)``."""
+    _asf.advance_step_flashattn(num_seqs, num_queries, block_size, input_tokens, sampled_token_ids,
+                                input_positions, seq_lens, slot_mapping, block_tables)
     return None
