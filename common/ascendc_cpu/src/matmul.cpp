@@ -50,7 +50,8 @@ float DeqF16Scale(uint64_t deq, const char* api, SrcLoc loc) {
   return scale;
 }
 
-void CheckFixpipeMode(bool src_float, bool src_int32, const char* dst_type, AscendC::QuantMode_t q, SrcLoc loc) {
+void CheckFixpipeMode(bool src_float, bool src_int32, const char* dst_type, AscendC::QuantMode_t q, bool to_l1,
+                      SrcLoc loc) {
   using AscendC::QuantMode_t;
   const std::string dst = dst_type;
   // dav-c220 L0C -> GM pairs (CheckFixpipeL0C2GMParam) and the quantPre each needs (Fixpipe docs).
@@ -77,11 +78,13 @@ void CheckFixpipeMode(bool src_float, bool src_int32, const char* dst_type, Asce
     }
   }
   const std::string src = src_float ? "float" : src_int32 ? "int32_t" : "other";
+  // L0C -> L1 (CheckFixpipeL0C2L1Param): no same-type copy (no NoQuant), no float -> float, int32 -> int32.
+  if (to_l1 && (dst == "float" || dst == "int32_t")) pair_ok = false;
   if (!pair_ok) {
     Fail(check::kApiConstraint, loc,
-         "Fixpipe: L0C " + src + " -> GM " + dst +
-             " is not an Atlas A2 pair (float -> float/half/bfloat16_t/int8_t/uint8_t, int32_t -> int32_t/half/int8_t/"
-             "uint8_t)");
+         std::string("Fixpipe: L0C ") + src + (to_l1 ? " -> L1 " : " -> GM ") + dst +
+             " is not an Atlas A2 pair (to GM: float -> float/half/bfloat16_t/int8_t/uint8_t, int32_t -> "
+             "int32_t/half/int8_t/uint8_t; to L1 the same without float -> float and int32_t -> int32_t)");
   }
   if (!mode_ok) {
     Fail(check::kApiConstraint, loc,

@@ -165,7 +165,7 @@ inline constexpr uint64_t kDeqScalarUnset = 0xDEADBEEFDEADBEEFull;
 // refusing what the hardware would silently change (see Fixpipe below).
 float DeqF16Scale(uint64_t deq, const char* api, SrcLoc loc);
 // Checks the (L0C type U, destination type T) pair and quantPre against the Atlas A2 table.
-void CheckFixpipeMode(bool src_float, bool src_int32, const char* dst_type, AscendC::QuantMode_t q, SrcLoc loc);
+void CheckFixpipeMode(bool src_float, bool src_int32, const char* dst_type, AscendC::QuantMode_t q, bool to_l1, SrcLoc loc);
 
 template <class In>
 struct Acc {
@@ -326,7 +326,7 @@ void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const Fixpip
   static_assert(config.format == CO2Layout::ROW_MAJOR, "Fixpipe: only CFG_ROW_MAJOR (NZ -> ND) is modelled");
   CheckPosition(src.Desc(), TPosition::CO1, "src", api, loc);
   if (p.ndNum > 1) Fail(ascendc_cpu::check::kApiConstraint, loc, "Fixpipe: ndNum > 1 is not modelled");
-  CheckFixpipeMode(std::is_same_v<U, float>, std::is_same_v<U, int32_t>, FixpipeTypeName<T>(), p.quantPre, loc);
+  CheckFixpipeMode(std::is_same_v<U, float>, std::is_same_v<U, int32_t>, FixpipeTypeName<T>(), p.quantPre, false, loc);
   const bool deq = p.quantPre == DEQF16;
   const double scale = deq ? static_cast<double>(DeqF16Scale(p.deqScalar, api, loc)) : 1.0;
   ReadLocal(src.Desc(), 0, 0, 64, api, loc);
@@ -358,6 +358,54 @@ void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const Fixpip
     std::copy(row.begin(), row.end(), d);
   }
   BlockCounters(loc).local_to_gm.Add(uint64_t{p.mSize} * p.nSize * sizeof(T), p.mSize);
+}
+
+// Fixpipe L0C -> L1 (NZ2NZ; Fixpipe(L0C到L1数据搬运).md): column block j (16 columns) of the NZ
+// source (at j * srcStride * 16 elements) goes to dst + j * dstStride * 32 B, its mSize rows of 16
+// values 32 B apart. Converting only (no NoQuant on this path): float -> half / bfloat16_t,
+// int32 -> half (DEQF16), as to GM. nSize a multiple of 16, dstStride != 0, config CFG_NZ.
+// Modelled for 16-bit destinations only.
+template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR>
+void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p,
+             ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+  using namespace ascendc_cpu::detail;
+  const char* api = "Fixpipe(L0C->L1)";
+  PipeScope scope(Pipe::kFix, api, loc);
+  CheckPosition(src.Desc(), TPosition::CO1, "src", api, loc);
+  CheckPositionIn(dst.Desc(), Mem::kL1, "dst", api, loc);
+  if (config.format != CO2Layout::NZ) {
+    Fail(ascendc_cpu::check::kApiConstraint, loc, "Fixpipe(L0C->L1): the format must be CFG_NZ (NZ2NZ)");
+  }
+  CheckFixpipeMode(std::is_same_v<U, float>, std::is_same_v<U, int32_t>, FixpipeTypeName<T>(), p.quantPre, true, loc);
+  if (sizeof(T) != 2) Fail(ascendc_cpu::check::kApiConstraint, loc, "Fixpipe(L0C->L1): only 16-bit outputs are modelled");
+  if (p.isChannelSplit) Fail(ascendc_cpu::check::kApiConstraint, loc, "Fixpipe(L0C->L1): isChannelSplit must be false");
+  if (p.nSize % 16 != 0 || p.dstStride == 0) {
+    Fail(ascendc_cpu::check::kApiConstraint, loc,
+         "Fixpipe(L0C->L1): nSize must be a multiple of 16 and dstStride (32-byte units) non-zero, got nSize=" +
+             std::to_string(p.nSize) + " dstStride=" + std::to_string(p.dstStride));
+  }
+  if (p.nSize == 0 || p.mSize == 0) return;  // documented NOP
+  const bool deq = p.quantPre == DEQF16;
+  const double scale = deq ? static_cast<double>(DeqF16Scale(p.deqScalar, api, loc)) : 1.0;
+  ReadLocal(src.Desc(), 0, 0, 64, api, loc);
+  for (uint32_t j = 0; j < p.nSize / 16u; ++j) {
+    for (uint32_t r = 0; r < p.mSize; ++r) {
+      T* d = reinterpret_cast<T*>(WriteLocal(dst.Desc(), (int64_t{j} * p.dstStride + r) * 32, 32, 32, api, loc));
+      for (uint32_t c = 0; c < 16; ++c) {
+        const int64_t off = (int64_t{j} * p.srcStride * 16 + int64_t{r} * 16 + c) * int64_t{sizeof(U)};
+        U v = *reinterpret_cast<const U*>(ReadLocal(src.Desc(), off, sizeof(U), 1, api, loc));
+        if (p.reluEn && v < U(0)) v = U(0);
+        const double x = static_cast<double>(v) * scale;
+        if (deq && !(std::fabs(x) <= 65504.0)) {
+          Fail(ascendc_cpu::check::kApiConstraint, loc,
+               "Fixpipe(L0C->L1) DEQF16: " + std::to_string(x) +
+                   " is outside the float16 range (the hardware's saturation is not documented)");
+        }
+        d[c] = FromDouble<T>(x, RoundMode::CAST_RINT, loc);
+      }
+    }
+  }
+  BlockCounters(loc).local_to_local.Add(uint64_t{p.mSize} * p.nSize * sizeof(T), p.nSize / 16u);
 }
 
 }  // namespace AscendC
