@@ -23,6 +23,7 @@ enum Out : uint32_t {
   kHalfNoQuant = 2,  // broken: int32 -> half without a quantisation mode
   kDeqUnset = 3,     // broken: DEQF16 with deqScalar never set (SetFixpipePreQuantFlag only)
   kInt32ToFloat = 4, // broken: int32 -> float is not an A2 pair
+  kFractal16 = 5,    // broken: L1 -> L0A counted in 16 x 16 fractals (the fp16 shape) for int8
 };
 
 struct Tiling {
@@ -59,8 +60,9 @@ void QkInt8(GM_ADDR q, GM_ADDR k, GM_ADDR s, GM_ADDR tiling) {
   b1 = kb1.DeQue<int8_t>();
   // 16 x 32 fractals (512 B): d / 32 per row block.
   LocalTensor<int8_t> a2 = qa2.AllocTensor<int8_t>();
+  const uint32_t c0 = t.out == kFractal16 ? 16 : 32;  // int8: 16 x 32 fractals (512 B)
   for (uint32_t i = 0; i < t.m / 16; ++i) {
-    LoadData(a2[i * t.d * 16], a1, LoadData2DParams(i, t.d / 32, t.m / 16, 0, 0, false, 0));
+    LoadData(a2[i * t.d * 16], a1, LoadData2DParams(i, t.d / c0, t.m / 16, 0, 0, false, 0));
   }
   LocalTensor<int8_t> b2 = kb2.AllocTensor<int8_t>();
   LoadData(b2, b1, LoadData2DParams(0, (t.n / 16) * (t.d / 32), 1, 0, 0, false, 0));
@@ -191,6 +193,11 @@ TEST(deqf16_overflow_is_refused) {
   EXPECT_EMU_ERROR(Run(p), "api-constraint", "qk_int8", 0);
   Problem ok = Make(16, 16, 128, kDeq, 1.0f, 10);  // |dot| <= 12800
   Run(ok);
+}
+
+TEST(int8_tiles_counted_in_fp16_fractals_overrun_l0a) {
+  Problem p = Make(32, 16, 64, kFractal16, 0.f);
+  EXPECT_EMU_ERROR(Run(p), "ub-out-of-bounds", "qk_int8", 0);
 }
 
 TEST(int32_to_float_is_not_an_a2_fixpipe_pair) {
