@@ -47,7 +47,7 @@ Result RunOne(uint32_t route, uint32_t keys_per_group, int groups, bool check) {
     wq16[h] = static_cast<half>(du(rng) * (h % 3 == 0 ? -1.f : 1.f));
     for (int c = 0; c < 8; ++c) wq8[h * 8 + c] = static_cast<float>(wq16[h]);
   }
-  std::vector<uint8_t> ws(size_t{groups} * 2 * kHeads * kBlock * 4);
+  std::vector<uint8_t> ws(static_cast<size_t>(groups) * 2 * kHeads * kBlock * 4);
   uint32_t tiling[2] = {route, keys_per_group};
   ascendc_cpu::LaunchConfig cfg{"head_sum_study_kernel", groups, 196608, ascendc_cpu::Order::kInOrder};
   cfg.kernel_type = ascendc_cpu::KernelType::kMixAic1_2;
