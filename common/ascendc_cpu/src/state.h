@@ -225,7 +225,7 @@ struct Instr {
   Pipe pipe = Pipe::kS;
   uint32_t clk = 0;
   uint32_t site = 0;
-  uint64_t gm_bytes = 0, gm_accesses = 0, local_read = 0, local_write = 0, macs0 = 0;
+  uint64_t gm_bytes = 0, gm_accesses = 0, local_read = 0, local_write = 0, macs0 = 0, int8_macs0 = 0;
   uint64_t dcache_misses = 0;  // scalar GM accesses that missed the core's data cache
 };
 
