@@ -22,15 +22,6 @@ needs_ms = pytest.mark.skipif(not HAS_MS, reason="mindspore is not installed")
 
 
 # --- ms_custom_ops (MindSpore) -----------------------------------------------------------------
-@pytest.fixture
-def ms_pynative(tmp_path, monkeypatch):
-    ms = pytest.importorskip("mindspore")
-    monkeypatch.chdir(tmp_path)
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-    yield ms
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-
-
 @needs_ms
 def test_ms_custom_ops_documented_example(ms_pynative):
     """ms_custom_ops' README example as they write it: key / value (128, 1, 2048) float16

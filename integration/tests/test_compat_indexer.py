@@ -237,15 +237,6 @@ def test_custom_pypto_returns_the_indices_alone():
 
 
 # --- ms_custom_ops (MindSpore) ----------------------------------------------------------------
-@pytest.fixture
-def ms_pynative(tmp_path, monkeypatch):
-    ms = pytest.importorskip("mindspore")
-    monkeypatch.chdir(tmp_path)
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-    yield ms
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-
-
 def _ms_custom_ops_documented_inputs(ms):
     """ms_custom_ops' README example, exactly: query (1, 1, 64, 128) uniform(-10, 10), key
     (64, 256, 1, 128) uniform(-5, 10), weights (1, 1, 64, 1) uniform(-1, 1), bfloat16; lengths
