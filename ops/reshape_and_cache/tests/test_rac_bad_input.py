@@ -46,7 +46,7 @@ CASES = [
      ["value_cache", "block_size"]),
     ("slots-longer-than-T", with_(SLOTS, lambda a: np.concatenate([a, [0]]).astype(np.int64)), ValueError,
      ["slot_mapping", "T'"]),
-    # A slot stride of 2 rows is a valid strided cache now (test_rac_cache_views.py); a strided last dim is not.
+    # A slot stride of 2 rows is a valid strided cache now (test_rac_views_numpy.py); a strided last dim is not.
     ("key_cache-not-contiguous", with_(KEY_CACHE, lambda a: np.concatenate([a, a], axis=3)[..., ::2]),
      ValueError, ["key_cache", "contiguous"]),
     ("value_cache-not-contiguous", with_(VALUE_CACHE, lambda a: np.asfortranarray(a)), ValueError,
