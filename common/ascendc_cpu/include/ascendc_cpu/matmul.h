@@ -167,6 +167,27 @@ float DeqF16Scale(uint64_t deq, const char* api, SrcLoc loc);
 // Checks the (L0C type U, destination type T) pair and quantPre against the Atlas A2 table.
 void CheckFixpipeMode(bool src_float, bool src_int32, const char* dst_type, AscendC::QuantMode_t q, bool to_l1, SrcLoc loc);
 
+// One L0C value U through Fixpipe into T (to GM or L1): reluPre first, then a copy (T = U), or
+// times the DEQF16 scale (`deq`; a result outside float16 is refused: the hardware's saturation is
+// not documented) or plainly converted, rounded once to nearest even (int32 -> fp32 is exact for
+// |v| <= 2^24).
+template <class T, class U>
+T FixpipeValue(U v, bool relu, bool deq, double scale, const char* api, SrcLoc loc) {
+  if (relu && v < U(0)) v = U(0);
+  if constexpr (std::is_same_v<T, U>) {
+    return v;
+  } else {
+    const double x = static_cast<double>(v) * scale;
+    if (deq && !(std::fabs(x) <= 65504.0)) {
+      Fail(ascendc_cpu::check::kApiConstraint, loc,
+           std::string(api) + " DEQF16: " + std::to_string(static_cast<double>(v)) + " * deq scale " +
+               std::to_string(scale) + " = " + std::to_string(x) +
+               " is outside the float16 range (the hardware's saturation is not documented; choose a smaller scale)");
+    }
+    return FromDouble<T>(x, AscendC::RoundMode::CAST_RINT, loc);
+  }
+}
+
 template <class In>
 struct Acc {
   using type = float;
@@ -334,24 +355,8 @@ void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const Fixpip
   for (uint32_t r = 0; r < p.mSize; ++r) {
     for (uint32_t nn = 0; nn < p.nSize; ++nn) {
       const int64_t off = (int64_t{nn / 16} * p.srcStride * 16 + int64_t{r} * 16 + nn % 16) * int64_t{sizeof(U)};
-      U v = *reinterpret_cast<const U*>(ReadLocal(src.Desc(), off, sizeof(U), 1, api, loc));
-      if (p.reluEn && v < U(0)) v = U(0);  // reluPre: before the quantisation
-      if constexpr (std::is_same_v<T, U>) {
-        row[nn] = v;
-      } else if (deq) {
-        // int32 -> fp32 -> * scale -> fp16, rounded once to nearest even (|v| <= 2^24 converts
-        // exactly; the rounding mode and overflow behaviour are not documented: overflow is refused).
-        const double x = static_cast<double>(v) * scale;
-        if (!(std::fabs(x) <= 65504.0)) {
-          Fail(ascendc_cpu::check::kApiConstraint, loc,
-               "Fixpipe DEQF16: " + std::to_string(static_cast<double>(v)) + " * deq scale " + std::to_string(scale) +
-                   " = " + std::to_string(x) +
-                   " is outside the float16 range (the hardware's saturation is not documented; choose a smaller scale)");
-        }
-        row[nn] = FromDouble<T>(x, RoundMode::CAST_RINT, loc);
-      } else {
-        row[nn] = FromDouble<T>(static_cast<double>(v), RoundMode::CAST_RINT, loc);
-      }
+      const U v = *reinterpret_cast<const U*>(ReadLocal(src.Desc(), off, sizeof(U), 1, api, loc));
+      row[nn] = FixpipeValue<T>(v, p.reluEn, deq, scale, api, loc);
     }
     T* d = dst.GetPhyAddr() + uint64_t{r} * p.dstStride;
     GmWrite(d, uint64_t{p.nSize} * sizeof(T), dst.Bounds(), api, loc);
@@ -393,15 +398,8 @@ void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const Fixpipe
       T* d = reinterpret_cast<T*>(WriteLocal(dst.Desc(), (int64_t{j} * p.dstStride + r) * 32, 32, 32, api, loc));
       for (uint32_t c = 0; c < 16; ++c) {
         const int64_t off = (int64_t{j} * p.srcStride * 16 + int64_t{r} * 16 + c) * int64_t{sizeof(U)};
-        U v = *reinterpret_cast<const U*>(ReadLocal(src.Desc(), off, sizeof(U), 1, api, loc));
-        if (p.reluEn && v < U(0)) v = U(0);
-        const double x = static_cast<double>(v) * scale;
-        if (deq && !(std::fabs(x) <= 65504.0)) {
-          Fail(ascendc_cpu::check::kApiConstraint, loc,
-               "Fixpipe(L0C->L1) DEQF16: " + std::to_string(x) +
-                   " is outside the float16 range (the hardware's saturation is not documented)");
-        }
-        d[c] = FromDouble<T>(x, RoundMode::CAST_RINT, loc);
+        const U v = *reinterpret_cast<const U*>(ReadLocal(src.Desc(), off, sizeof(U), 1, api, loc));
+        d[c] = FixpipeValue<T>(v, p.reluEn, deq, scale, api, loc);
       }
     }
   }
