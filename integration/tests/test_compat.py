@@ -22,28 +22,21 @@ needs_ms = pytest.mark.skipif(not HAS_MS, reason="mindspore is not installed")
 
 
 # --- ms_custom_ops (MindSpore) -----------------------------------------------------------------
-@pytest.fixture
-def ms_pynative(tmp_path, monkeypatch):
-    ms = pytest.importorskip("mindspore")
-    monkeypatch.chdir(tmp_path)
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-    yield ms
-    ms.set_context(mode=ms.PYNATIVE_MODE)
-
-
 @needs_ms
 def test_ms_custom_ops_documented_example(ms_pynative):
-    """ms_custom_ops' README example: 128 tokens, 32 heads of 64, keyword call, cache_mode=0,
-    head_num=32 (fewer blocks than the README's 1024: the slots used are 0..127)."""
+    """ms_custom_ops' README example as they write it: key / value (128, 1, 2048) float16
+    ([batch, seq, hidden]), caches (1024, 16, 32, 64), slot_mapping arange(128) int32, keyword
+    call, cache_mode=0, head_num=32."""
     ms = ms_pynative
     from ascend_ops.compat import ms_custom_ops
     from ascend_ops.reshape_and_cache import reference
 
     rng = np.random.default_rng(0)
-    key, value = (rng.random((128, 32, 64)).astype(np.float16) for _ in range(2))
-    key_cache, value_cache = (rng.random((16, 16, 32, 64)).astype(np.float16) for _ in range(2))
+    key, value = (rng.random((128, 1, 2048)).astype(np.float16) for _ in range(2))
+    key_cache, value_cache = (rng.random((1024, 16, 32, 64)).astype(np.float16) for _ in range(2))
     slot_mapping = np.arange(128, dtype=np.int32)
-    want = reference.reshape_and_cache(key, value, key_cache, value_cache, slot_mapping)
+    want = reference.reshape_and_cache(key.reshape(128, 32, 64), value.reshape(128, 32, 64), key_cache, value_cache,
+                                       slot_mapping)
     kc, vc = ms.Tensor(key_cache), ms.Tensor(value_cache)
     out = ms_custom_ops.reshape_and_cache(key=ms.Tensor(key), value=ms.Tensor(value), key_cache=kc,
                                           value_cache=vc, slot_mapping=ms.Tensor(slot_mapping), cache_mode=0,
@@ -51,6 +44,64 @@ def test_ms_custom_ops_documented_example(ms_pynative):
     assert out is None  # as ms_custom_ops' PyNative call
     np.testing.assert_array_equal(kc.asnumpy(), want[0])
     np.testing.assert_array_equal(vc.asnumpy(), want[1])
+
+
+# ms_custom_ops' documented forms: key / value [T, H*D] or [B, S, H*D] with head_num, ND or NZ
+# caches, float16 / bfloat16 / int8 per pair (key with key_cache, value with value_cache). Our grid,
+# from their README's table: (B, S) or T, heads, head size, blocks, block size.
+MS_FORMS = [((3, 5), 4, 64, 8, 16), ((13,), 2, 128, 4, 16), ((2, 1), 8, 32, 3, 32), ((1, 7), 1, 96, 2, 16)]
+MS_DTYPES = [("float16", "float16"), ("bfloat16", "bfloat16"), ("int8", "int8"), ("int8", "float16"),
+             ("int8", "bfloat16"), ("float16", "int8")]
+
+
+def _ms_array(rng, shape, dtype):
+    if dtype == "int8":
+        return rng.integers(-128, 128, size=shape, dtype=np.int8)
+    x = rng.standard_normal(shape).astype(np.float32)
+    return (x.view(np.uint32) >> 16).astype(np.uint16) if dtype == "bfloat16" else x.astype(np.float16)
+
+
+def _ms_tensor(ms, array, dtype):
+    if dtype == "bfloat16":
+        return ms.Tensor((array.astype(np.uint32) << 16).view(np.float32), ms.bfloat16)
+    return ms.Tensor(array)
+
+
+def _ms_numpy(tensor, dtype):
+    import mindspore as ms
+
+    if dtype == "bfloat16":
+        return (tensor.astype(ms.float32).asnumpy().view(np.uint32) >> 16).astype(np.uint16)
+    return tensor.asnumpy()
+
+
+@needs_ms
+@pytest.mark.parametrize("cache_mode", [0, 1], ids=["nd", "nz"])
+@pytest.mark.parametrize("kdt,vdt", MS_DTYPES, ids=[f"k{k}-v{v}" for k, v in MS_DTYPES])
+@pytest.mark.parametrize("form", MS_FORMS, ids=lambda f: "x".join(map(str, f[0])) + f"-H{f[1]}-D{f[2]}")
+def test_ms_custom_ops_forms_and_dtype_pairs(ms_pynative, form, kdt, vdt, cache_mode):
+    ms = ms_pynative
+    from ascend_ops.compat import ms_custom_ops
+    from ascend_ops.reshape_and_cache import reference
+
+    lead, heads, d, nb, bs = form
+    tokens = int(np.prod(lead))
+    rng = np.random.default_rng(tokens * heads + d)
+    key, value = _ms_array(rng, lead + (heads * d,), kdt), _ms_array(rng, lead + (heads * d,), vdt)
+    caches = []
+    for dt in (kdt, vdt):
+        f = 32 // np.dtype(np.int8 if dt == "int8" else np.float16).itemsize
+        shape = (nb, heads * d // f, bs, f) if cache_mode == 1 else (nb, bs, heads, d)
+        caches.append(_ms_array(rng, shape, dt))
+    slots = rng.permutation(nb * bs)[:tokens].astype(np.int32)
+    want = [reference.reshape_and_cache(src.reshape(tokens, heads, d), None, cache, None, slots,
+                                        cache_mode=cache_mode)[0] for src, cache in zip((key, value), caches)]
+    kc, vc = _ms_tensor(ms, caches[0], kdt), _ms_tensor(ms, caches[1], vdt)
+    ms_custom_ops.reshape_and_cache(key=_ms_tensor(ms, key, kdt), value=_ms_tensor(ms, value, vdt), key_cache=kc,
+                                    value_cache=vc, slot_mapping=ms.Tensor(slots), cache_mode=cache_mode,
+                                    head_num=heads)
+    np.testing.assert_array_equal(_ms_numpy(kc, kdt), want[0])
+    np.testing.assert_array_equal(_ms_numpy(vc, vdt), want[1])
 
 
 @needs_ms
@@ -153,6 +204,102 @@ def test_vllm_reshape_and_cache_flash(dtype):
     assert vllm.reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping, "auto", k_scale,
                                         v_scale) is None
     assert np.array_equal(np_(key_cache), want[0]) and np.array_equal(np_(value_cache), want[1])
+
+
+# vLLM's test_reshape_and_cache grid (heads 8, head sizes 64 / 80 / 256, block sizes 8 / 16 / 32,
+# float16 / bfloat16 / float32, "auto" and "fp8"), in small: 42 tokens, few blocks.
+VLLM_PAGED = [(hs, bs, dt) for hs in (64, 80, 256) for bs in (8, 16, 32) for dt in ("float16", "bfloat16", "float32")]
+
+
+def _paged_caches(torch, num_blocks, heads, head_size, block_size, dtype, gen):
+    x = 16 // torch.tensor([], dtype=dtype).element_size()  # vLLM's x: 16 bytes of the cache dtype
+    if dtype == torch.uint8:
+        key_cache = torch.randint(0, 256, (num_blocks, heads, head_size // x, block_size, x), generator=gen,
+                                  dtype=dtype)
+        value_cache = torch.randint(0, 256, (num_blocks, heads, head_size, block_size), generator=gen, dtype=dtype)
+        return key_cache, value_cache
+    key_cache = torch.randn(num_blocks, heads, head_size // x, block_size, x, generator=gen).to(dtype)
+    value_cache = torch.randn(num_blocks, heads, head_size, block_size, generator=gen).to(dtype)
+    return key_cache, value_cache
+
+
+def _np(torch, t):
+    return t.view(torch.int16).numpy() if t.dtype == torch.bfloat16 else t.numpy()
+
+
+@needs_torch
+@pytest.mark.parametrize("head_size,block_size,dtype", VLLM_PAGED, ids=[f"D{h}-bs{b}-{d}" for h, b, d in VLLM_PAGED])
+def test_vllm_reshape_and_cache_paged_layout(head_size, block_size, dtype):
+    """vLLM's reshape_and_cache: key [nb, H, D/x, bs, x], value [nb, H, D, bs], "auto"."""
+    import torch
+
+    from ascend_ops.compat import vllm
+    from ascend_ops.reshape_and_cache import reference
+
+    gen = torch.Generator().manual_seed(head_size + block_size)
+    tokens, heads, num_blocks = 42, 8, 6
+    tdtype = getattr(torch, dtype)
+    slot_mapping = torch.randperm(num_blocks * block_size, generator=gen)[:tokens].to(torch.long)
+    qkv = torch.randn(tokens, 3, heads, head_size, generator=gen).to(tdtype)
+    _, key, value = qkv.unbind(dim=1)
+    key_cache, value_cache = _paged_caches(torch, num_blocks, heads, head_size, block_size, tdtype, gen)
+    want = reference.reshape_and_cache(_np(torch, key), _np(torch, value), _np(torch, key_cache),
+                                       _np(torch, value_cache), slot_mapping.numpy(), cache_mode=3)
+    assert vllm.reshape_and_cache(key, value, key_cache, value_cache, slot_mapping, "auto", torch.ones(1),
+                                  torch.ones(1)) is None
+    assert np.array_equal(_np(torch, key_cache), want[0]) and np.array_equal(_np(torch, value_cache), want[1])
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+def test_vllm_reshape_and_cache_paged_fp8(dtype):
+    """The fp8 half of vLLM's grid: uint8 caches with x = 16, codes of x / k_scale (E4M3FN)."""
+    import torch
+
+    from ascend_ops.compat import vllm
+    from ascend_ops.reshape_and_cache import reference
+
+    gen = torch.Generator().manual_seed(3)
+    tokens, heads, head_size, block_size, num_blocks = 42, 8, 80, 16, 6
+    tdtype = getattr(torch, dtype)
+    slot_mapping = torch.randperm(num_blocks * block_size, generator=gen)[:tokens].to(torch.long)
+    key = torch.randn(tokens, heads, head_size, generator=gen).to(tdtype)
+    value = torch.randn(tokens, heads, head_size, generator=gen).to(tdtype)
+    key_cache, value_cache = _paged_caches(torch, num_blocks, heads, head_size, block_size, torch.uint8, gen)
+    k_scale, v_scale = torch.tensor([0.05]), torch.tensor([0.07])
+    def bits(t):  # bfloat16 as its uint16 bit patterns, as the reference reads them
+        return _np(torch, t).view(np.uint16) if t.dtype == torch.bfloat16 else _np(torch, t)
+
+    want = reference.reshape_and_cache(bits(key), bits(value), key_cache.numpy(), value_cache.numpy(),
+                                       slot_mapping.numpy(), cache_mode=3, kv_cache_dtype="fp8",
+                                       k_scale=k_scale.numpy(), v_scale=v_scale.numpy())
+    vllm.reshape_and_cache(key, value, key_cache, value_cache, slot_mapping, "fp8", k_scale, v_scale)
+    assert np.array_equal(key_cache.numpy(), want[0]) and np.array_equal(value_cache.numpy(), want[1])
+
+
+@needs_torch
+def test_vllm_reshape_and_cache_flash_into_halves_of_one_allocation():
+    """vLLM's flash backend allocation: one [num_blocks, 2, block_size, H, D] tensor, K and V its
+    halves (strided views), and its HND stride order permuted back to [nb, bs, H, D]."""
+    import torch
+
+    from ascend_ops.compat import vllm
+    from ascend_ops.reshape_and_cache import reference
+
+    gen = torch.Generator().manual_seed(5)
+    tokens, heads, head_size, block_size, num_blocks = 42, 8, 80, 16, 10
+    slot_mapping = torch.randperm(num_blocks * block_size, generator=gen)[:tokens].to(torch.long)
+    key = torch.randn(tokens, heads, head_size, generator=gen).half()
+    value = torch.randn(tokens, heads, head_size, generator=gen).half()
+    nhd = torch.randn(num_blocks, 2, block_size, heads, head_size, generator=gen).half()
+    hnd = torch.randn(num_blocks, 2, heads, block_size, head_size, generator=gen).half().transpose(2, 3)
+    for kv in (nhd, hnd):
+        key_cache, value_cache = kv.unbind(1)
+        want = reference.reshape_and_cache(key.numpy(), value.numpy(), key_cache.numpy(), value_cache.numpy(),
+                                           slot_mapping.numpy())
+        vllm.reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping, "auto", torch.ones(1),
+                                     torch.ones(1))
+        assert np.array_equal(key_cache.numpy(), want[0]) and np.array_equal(value_cache.numpy(), want[1])
 
 
 @needs_torch
@@ -364,11 +511,12 @@ def _indexer_reference(inputs, sparse_count):
 
 
 @needs_torch
-@pytest.mark.parametrize("module,name", [("vllm_ascend", "npu_lightning_indexer"),
+@pytest.mark.parametrize("module,name", [("vllm_ascend", "npu_lightning_indexer_legacy"),
                                          ("custom_pypto", "npu_lightning_indexer_pto")])
 def test_lightning_indexer_keyword_forms(module, name):
-    """The vllm-ascend SFA call: every argument by keyword, layout_query="TND",
-    layout_key="PA_BSND", sparse_mode=3; returns the indices only."""
+    """The single-tensor forms (custom_pypto's; vllm-ascend's old one, kept as ``_legacy``):
+    every argument by keyword, layout_query="TND", layout_key="PA_BSND", sparse_mode=3; returns
+    the indices only (the current pair forms: test_compat_indexer.py)."""
     import torch
 
     fn = getattr(importlib.import_module(f"ascend_ops.compat.{module}"), name)
@@ -398,8 +546,12 @@ def test_vllm_ascend_cmp_ratio_takes_uncompressed_key_lengths(layout_key):
         inputs["key"] = torch.stack(rows)
         inputs["actual_seq_lengths_key"] = torch.tensor([20, 57], dtype=torch.int32)
         original = torch.cumsum(original, 0).to(torch.int32)
-    got = vllm_ascend.npu_lightning_indexer(**dict(inputs, actual_seq_lengths_key=original), layout_query="TND",
-                                            layout_key=layout_key, sparse_count=8, sparse_mode=3, cmp_ratio=4)
+    got = vllm_ascend.npu_lightning_indexer_legacy(**dict(inputs, actual_seq_lengths_key=original),
+                                                   layout_query="TND", layout_key=layout_key, sparse_count=8,
+                                                   sparse_mode=3, cmp_ratio=4)
+    assert torch.equal(vllm_ascend.npu_lightning_indexer(**dict(inputs, actual_seq_lengths_key=original),
+                                                         layout_query="TND", layout_key=layout_key, sparse_count=8,
+                                                         sparse_mode=3, cmp_ratio=4)[0], got)
     want, _ = lightning_indexer(**dict(inputs, weights=inputs["weights"][..., 0]), cmp_residual_k=residual,
                                 layout_query="TND", layout_key=layout_key, sparse_count=8, sparse_mode=3,
                                 cmp_ratio=4)

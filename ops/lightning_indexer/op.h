@@ -36,8 +36,11 @@ Parameters
 query : [B, S1, N1, D] (layout_query "BSND") or [T1, N1, D] ("TND"); float16, bfloat16
     (float32 on CPU). Contiguous.
 key : [num_blocks, block_size, N2, D] ("PA_BSND"), [B, S2, N2, D] ("BSND") or
-    [T2, N2, D] ("TND"); the dtype of query. Contiguous. N2 divides N1.
-weights : [B, S1, N1] or [T1, N1]; the dtype of query or float32.
+    [T2, N2, D] ("TND"); the dtype of query. Contiguous, except that a PA_BSND key's blocks
+    may lie any stride(0) >= block_size * N2 * D apart, each block packed (the K half of a
+    [num_blocks, 2, block_size, N2, D] cache, a view of a larger pool). N2 divides N1.
+weights : [B, S1, N1] or [T1, N1], or either with a trailing 1 ([B, S1, N1, 1] /
+    [T1, N1, 1], as vllm-ascend and ms_custom_ops pass them); the dtype of query or float32.
 actual_seq_lengths_query : [B] int32 / int64. BSND: each batch's act_s1 (default S1).
     TND (required): cumulative ends of the batches' rows.
 actual_seq_lengths_key : [B] int32 / int64. PA_BSND (required) and BSND (default S2): each
@@ -162,6 +165,7 @@ TypeError, ValueError, IndexError naming the argument, the expected and the actu
             {"tile_keys", t.tile_keys},
             {"rows_per_aiv", t.rows_per_aiv},
             {"block_keys", t.block_keys},
+            {"key_block_stride", t.key_block_stride},
             {"block_pad", t.block_pad},
             {"fix_keys", t.fix_keys},
             {"c_buffers", t.c_buffers},

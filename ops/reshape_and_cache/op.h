@@ -30,20 +30,27 @@ For every t < T' with s = slot_mapping[t] >= 0 (s < 0 is padding)::
 
 Parameters
 ----------
-key : [T, H, Dk] (or [T, H*Dk] with head_num) float16, bfloat16, float32 or int8; token
-    rows may be strided (a view of a fused qkv tensor), the [H, Dk] part contiguous.
-value : [T, H, Dv] (or [T, H*Dv]), the dtype of key; None for a key-only cache.
-key_cache : contiguous, the dtype of key, written in place. cache_mode 0:
+key : [T, H, Dk] (or [T, H*Dk] / [B, S, H*Dk] with head_num) float16, bfloat16, float32 or
+    int8; token rows may be strided (a view of a fused qkv tensor), the [H, Dk] part contiguous.
+value : [T, H, Dv] (or [T, H*Dv] / [B, S, H*Dv]); "auto": any of key's dtypes (checked with
+    value_cache), quantised modes: the dtype of key. None for a key-only cache.
+key_cache : the dtype of key, written in place; any strides with the last dim contiguous (a
+    view of a bigger allocation, K and V halves of one tensor). cache_mode 0:
     [num_blocks, block_size, H, Dk]; cache_mode 1: [num_blocks, H*Dk/F, block_size, F]
-    (FRACTAL_NZ, F = 16 for float16 / bfloat16, 32 for int8; Dk a multiple of F).
-value_cache : the same with Dv; None exactly when value is None.
+    (FRACTAL_NZ, F = 16 for float16 / bfloat16, 32 for int8; Dk a multiple of F); cache_mode 2:
+    [num_blocks, H, block_size, Dk] (head-major); cache_mode 3: vLLM's paged key
+    [num_blocks, H, Dk/x, block_size, x], x = 16 bytes / itemsize (cpu backend only).
+value_cache : the same with Dv (cache_mode 3: [num_blocks, H, Dv, block_size]), the dtype of
+    value; None exactly when value is None. No byte shared with key_cache or an input.
 slot_mapping : [T'] int32 or int64 with T' <= T: only the first T' tokens are written (the
     rest is padding of a captured graph). Token t goes to block s // block_size, offset
     s % block_size; s >= num_blocks * block_size raises IndexError before any write.
-cache_mode : 0 (ND, default) or 1 (NZ): element j of a token's H*D row goes to
-    key_cache[b, j // F, o, j % F] (b = s // block_size, o = s % block_size).
-head_num : H, required when key / value are given as [T, H*D]; must divide H*D. With a
-    [T, H, D] key it must equal H.
+cache_mode : 0 (ND, default), 1 (NZ): element j of a token's H*D row goes to
+    key_cache[b, j // F, o, j % F] (b = s // block_size, o = s % block_size), 2 (head-major:
+    key_cache[b, h, o] = key[t, h]) or 3 (vLLM paged: key_cache[b, h, d // x, o, d % x],
+    value_cache[b, h, d, o]).
+head_num : H, required when key / value are given as [T, H*D] or [B, S, H*D]; must divide H*D.
+    With a [T, H, D] key it must equal H.
 kv_cache_dtype : "auto" (default: a bit copy, the caches have the dtype of key), "int8",
     "fp8" / "fp8_e4m3" (OCP E4M3FN bytes) or "fp8_e5m2": quantise on write. key / value
     float16, bfloat16 or float32; caches int8 ("int8") or uint8 (fp8 bytes); NZ F = 32.

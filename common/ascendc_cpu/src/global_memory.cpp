@@ -28,6 +28,12 @@ std::string Describe(const LaunchState& l, uintptr_t p) {
 }
 
 RegionState* Containing(LaunchState& l, uintptr_t p) {
+  if (l.overlapping_views) {  // views of one allocation overlap: the first region that holds p
+    for (RegionState& r : l.regions) {
+      if (p >= r.begin && p < r.end) return &r;
+    }
+    return nullptr;
+  }
   auto it = std::upper_bound(l.regions.begin(), l.regions.end(), p,
                              [](uintptr_t v, const RegionState& r) { return v < r.begin; });
   if (it == l.regions.begin()) return nullptr;
@@ -41,7 +47,9 @@ RegionState& Find(BlockState& b, uintptr_t p, uint64_t bytes, const GmBounds& bo
   LaunchState& l = *b.launch;
   RegionState* r = Containing(l, p);
   if (bounds.end != 0) {
-    RegionState* home = Containing(l, bounds.begin);
+    RegionState* home = bounds.region >= 0 && static_cast<size_t>(bounds.region) < l.regions.size()
+                            ? &l.regions[static_cast<size_t>(bounds.region)]
+                            : Containing(l, bounds.begin);
     if (p >= bounds.begin && p + bytes <= bounds.end && home != nullptr) return *home;
     std::ostringstream os;
     const int64_t off = static_cast<int64_t>(p) - static_cast<int64_t>(bounds.begin);
@@ -63,9 +71,14 @@ GmBounds GmRegionOf(const void* p) {
   if (b == nullptr) return {};
   const auto addr = reinterpret_cast<uintptr_t>(p);
   // A pointer one past a region's end is the empty slice of a block with no work.
-  RegionState* r = Containing(*b->launch, addr);
-  if (r == nullptr && addr > 0) r = Containing(*b->launch, addr - 1);
-  return r ? GmBounds{r->begin, r->end} : GmBounds{};
+  LaunchState& l = *b->launch;
+  RegionState* r = nullptr;
+  for (RegionState& s : l.regions) {  // a view's own region first: views of one allocation overlap
+    if (s.begin == addr) r = &s;
+  }
+  if (r == nullptr) r = Containing(l, addr);
+  if (r == nullptr && addr > 0) r = Containing(l, addr - 1);
+  return r ? GmBounds{r->begin, r->end, static_cast<int32_t>(r - l.regions.data())} : GmBounds{};
 }
 
 void GmRead(const void* p, uint64_t bytes, const GmBounds& bounds, const char* api, SrcLoc loc) {
@@ -89,6 +102,16 @@ void GmWrite(const void* p, uint64_t bytes, const GmBounds& bounds, const char* 
     Fail(check::kGmReadOnly, loc, os.str());
   }
   const uint64_t first = addr - r.begin;
+  if (!r.in_view.empty()) {
+    for (uint64_t i = first; i < first + bytes; ++i) {
+      if (r.in_view[i] != 0) continue;
+      std::ostringstream os;
+      os << api << ": GM write of " << bytes << " bytes at byte offset " << first << " of '" << r.region.name
+         << "' touches byte offset " << i << ", a gap of the view (not one of its elements' bytes: another view's "
+         << "rows or padding inside the allocation)";
+      Fail(check::kGmOutOfBounds, loc, os.str());
+    }
+  }
   CurrentPipe(b, Pipe::kS, api, loc);
   // Two cores writing the same bytes with nothing ordering them is gm-cross-block-write; the
   // happens-before detector (pipes.cpp) decides, SyncAll and cross-core flags order.

@@ -92,7 +92,33 @@ int32_t CoreCount(const LaunchState& l) {
   return l.config.block_dim * ((l.has_aic ? 1 : 0) + (l.has_aiv ? l.sub_num : 0));
 }
 
-std::vector<RegionState> MakeRegions(const GmRegions& regions) {
+// 1 for every byte of the view's elements, over the region's bytes.
+std::vector<uint8_t> ViewMask(const GmRegion& r) {
+  std::vector<uint8_t> mask(r.bytes, 0);
+  const size_t n = r.view.size();
+  for (const auto& d : r.view) {
+    if (d.first == 0) return mask;
+  }
+  std::vector<int64_t> idx(n, 0);
+  while (true) {
+    int64_t off = 0;
+    for (size_t i = 0; i < n; ++i) off += idx[i] * r.view[i].second;
+    for (uint64_t k = 0; k < r.view_elem_bytes; ++k) {
+      const uint64_t at = static_cast<uint64_t>(off) + k;
+      if (at >= r.bytes) {
+        throw std::invalid_argument("ascendc_cpu::Launch: the view of GM region '" + r.name + "' reaches past its " +
+                                    std::to_string(r.bytes) + " bytes");
+      }
+      mask[at] = 1;
+    }
+    size_t i = n;
+    while (i > 0 && ++idx[i - 1] == r.view[i - 1].first) idx[--i] = 0;
+    if (i == 0) break;
+  }
+  return mask;
+}
+
+std::vector<RegionState> MakeRegions(const GmRegions& regions, bool* overlapping_views) {
   std::vector<RegionState> out;
   for (const GmRegion& r : regions) {
     if (r.ptr == nullptr && r.bytes != 0) {
@@ -103,14 +129,36 @@ std::vector<RegionState> MakeRegions(const GmRegions& regions) {
     s.region = r;
     s.begin = reinterpret_cast<uintptr_t>(r.ptr);
     s.end = s.begin + r.bytes;
+    if (!r.view.empty()) s.in_view = ViewMask(r);
     out.push_back(std::move(s));
   }
   std::sort(out.begin(), out.end(), [](const RegionState& a, const RegionState& b) { return a.begin < b.begin; });
-  // Overlapping inputs (the same tensor passed twice) merge; anything written must not alias.
+  // Overlapping inputs (the same tensor passed twice) merge; anything written must not alias,
+  // except views of one allocation on disjoint bytes (K and V halves of one KV cache): they stay
+  // separate regions, each write checked against its own view.
   std::vector<RegionState> merged;
+  *overlapping_views = false;
   for (RegionState& r : out) {
     if (!merged.empty() && r.begin < merged.back().end) {
       RegionState& m = merged.back();
+      const bool views = !m.in_view.empty() && !r.in_view.empty();
+      if (views) {
+        for (uintptr_t p = r.begin; p < std::min(m.end, r.end); ++p) {
+          if (m.in_view[p - m.begin] != 0 && r.in_view[p - r.begin] != 0) {
+            throw std::invalid_argument("ascendc_cpu::Launch: GM regions '" + m.region.name + "' and '" +
+                                        r.region.name + "' are views that share bytes");
+          }
+        }
+        for (const RegionState& o : merged) {
+          if (&o != &m && r.begin < o.end && o.in_view.empty()) {
+            throw std::invalid_argument("ascendc_cpu::Launch: GM regions '" + o.region.name + "' and '" +
+                                        r.region.name + "' overlap and one is written");
+          }
+        }
+        *overlapping_views = true;
+        merged.push_back(std::move(r));
+        continue;
+      }
       if (m.region.kind != GmKind::kInput || r.region.kind != GmKind::kInput) {
         throw std::invalid_argument("ascendc_cpu::Launch: GM regions '" + m.region.name + "' and '" + r.region.name +
                                     "' overlap and one is written; register aliased memory once, as the output");
@@ -307,7 +355,7 @@ LaunchReport LaunchImpl(const LaunchConfig& config, const GmRegions& regions, co
   LaunchState launch;
   launch.config = config;
   if (launch.config.kernel_name.empty()) launch.config.kernel_name = "kernel";
-  launch.regions = MakeRegions(regions);
+  launch.regions = MakeRegions(regions, &launch.overlapping_views);
   Layout(launch);
   const int32_t ncores = CoreCount(launch);
   if (static_cast<int64_t>(ncores) * kPipes >= 65535) {

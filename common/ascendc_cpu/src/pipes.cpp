@@ -121,6 +121,7 @@ void BeginInstr(BlockState& b, Pipe p, const char* api, SrcLoc loc) {
   if (InOrder(p)) b.vc[P(p)][static_cast<size_t>(Tid(b.core, p))] = in.clk;
   in.site = Intern(b, api, loc);
   in.macs0 = b.counters.cube_macs;
+  in.int8_macs0 = b.counters.cube_int8_macs;
 }
 
 void EndInstr(BlockState& b) noexcept {
@@ -141,7 +142,11 @@ void EndInstr(BlockState& b) noexcept {
       break;
     case Pipe::kM:
       fixed = kCubeStartCycles;
-      cost = fixed + static_cast<double>(b.counters.cube_macs - in.macs0) / kCubeMacsPerCycle;
+      {
+        const double int8 = static_cast<double>(b.counters.cube_int8_macs - in.int8_macs0);
+        const double other = static_cast<double>(b.counters.cube_macs - in.macs0) - int8;
+        cost = fixed + other / kCubeMacsPerCycle + int8 / kCubeInt8MacsPerCycle;
+      }
       break;
     case Pipe::kMte1:
       fixed = kMte1StartCycles;

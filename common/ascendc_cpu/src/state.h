@@ -133,6 +133,7 @@ struct RegionState {
   uintptr_t begin = 0, end = 0;
   OwnerMap owner;     // writable regions only
   ShadowMap shadow;   // writable regions only: happens-before state of every byte
+  std::vector<uint8_t> in_view;  // a region with a view: 1 for each byte of its elements
 };
 
 // A GM line some core's data cache holds dirty (SetValue not yet flushed).
@@ -175,7 +176,8 @@ struct BlockState;
 
 struct LaunchState {
   LaunchConfig config;
-  std::vector<RegionState> regions;  // sorted by begin, non-overlapping
+  std::vector<RegionState> regions;  // sorted by begin; only regions with views overlap
+  bool overlapping_views = false;    // some regions overlap (Containing scans them all)
   uint32_t epoch = 1;                // bumped by every SyncAll
   std::string run_label;             // "in-order" / "shuffled (seed 7)"
   std::vector<int32_t> order;
@@ -223,7 +225,7 @@ struct Instr {
   Pipe pipe = Pipe::kS;
   uint32_t clk = 0;
   uint32_t site = 0;
-  uint64_t gm_bytes = 0, gm_accesses = 0, local_read = 0, local_write = 0, macs0 = 0;
+  uint64_t gm_bytes = 0, gm_accesses = 0, local_read = 0, local_write = 0, macs0 = 0, int8_macs0 = 0;
   uint64_t dcache_misses = 0;  // scalar GM accesses that missed the core's data cache
 };
 

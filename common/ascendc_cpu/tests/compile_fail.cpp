@@ -53,6 +53,8 @@ void Snippet(LocalTensor<int32_t> i32, LocalTensor<half> f16, LocalTensor<float>
   LoadData2DParams ld(0, 1, 1, 0, 0, false, 0);
   MrgSortSrcList<float> list(f32, f32, f32, f32);
   FixpipeParamsV220 fp(16, 16, 16, 16, false);
+  FixpipeParamsV220 fq(16, 16, 16, 16, true, QuantMode_t::DEQF16, 0x3a800000, 1, 0, 0, 0);
+  SetFixpipePreQuantFlag(0x3a800000);
   DataCopyExtParams ext{1, 32, 0, 0, 0};
   DataCopyParams dcp{1, 1, 0, 0};
   dcp.srcGap = 1;

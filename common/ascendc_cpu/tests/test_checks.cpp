@@ -153,6 +153,55 @@ TEST(gm_out_of_bounds_into_the_next_region) {
                    "gm-out-of-bounds", "read_past_x", 0);
 }
 
+// ---- gm-out-of-bounds: a write into a gap of a strided view ---------------------------------
+// K and V as the two halves of one [rows, 2, kRow] allocation: each a view with row stride 2 * kRow.
+constexpr uint32_t kRow = 64, kRows = 4;
+void WriteRows(GM_ADDR kp, GM_ADDR vp, uint32_t row_stride) {
+  GlobalTensor<float> k;
+  k.SetGlobalBuffer((__gm__ float*)kp);
+  (void)vp;
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> buf;
+  pipe.InitBuffer(buf, kRow * sizeof(float));
+  LocalTensor<float> ub = buf.Get<float>();
+  Duplicate(ub, 1.f, kRow);
+  PipeBarrier<PIPE_ALL>();
+  for (uint32_t r = 0; r < kRows; ++r) {
+    DataCopyExtParams params{1, kRow * 4, 0, 0, 0};
+    DataCopyPad(k[r * row_stride], ub, params);
+  }
+}
+void WriteKRowsRight(GM_ADDR kp, GM_ADDR vp) { WriteRows(kp, vp, 2 * kRow); }
+void WriteKRowsDense(GM_ADDR kp, GM_ADDR vp) { WriteRows(kp, vp, kRow); }  // rows 1, 3 land in V's half
+ascendc_cpu::LaunchReport GoViews(const char* name, void (*kernel)(GM_ADDR, GM_ADDR)) {
+  std::vector<float> kv(kRows * 2 * kRow, 0.f);
+  const uint64_t span = ((kRows - 1) * 2 * kRow + kRow) * 4ull;
+  const std::vector<std::pair<int64_t, int64_t>> view = {{kRows, 2 * kRow * 4}, {kRow, 4}};
+  return ascendc_cpu::Launch({name, 1, 196608},
+                             {{kv.data(), span, "key_cache", GmKind::kOutput, view, 4},
+                              {kv.data() + kRow, span, "value_cache", GmKind::kOutput, view, 4}},
+                             kernel, kv.data(), kv.data() + kRow);
+}
+TEST(gm_view_writes_its_elements) { GoViews("kv_views", WriteKRowsRight); }
+TEST(gm_write_into_a_view_gap) {
+  EXPECT_EMU_ERROR(GoViews("kv_gap", WriteKRowsDense), "gm-out-of-bounds", "kv_gap", 0);
+}
+TEST(gm_views_sharing_bytes_are_refused) {
+  std::vector<float> kv(kRows * 2 * kRow, 0.f);
+  const std::vector<std::pair<int64_t, int64_t>> view = {{kRows, 2 * kRow * 4}, {kRow, 4}};
+  const uint64_t span = ((kRows - 1) * 2 * kRow + kRow) * 4ull;
+  bool threw = false;
+  try {
+    ascendc_cpu::Launch({"kv_alias", 1, 196608},
+                        {{kv.data(), span, "key_cache", GmKind::kOutput, view, 4},
+                         {kv.data() + kRow / 2, span, "value_cache", GmKind::kOutput, view, 4}},
+                        WriteKRowsRight, kv.data(), kv.data() + kRow / 2);
+  } catch (const std::invalid_argument&) {
+    threw = true;
+  }
+  CHECK(threw);
+}
+
 // ---- ub-out-of-bounds ----------------------------------------------------------------------
 void UbOutOfBounds(GM_ADDR xp, GM_ADDR zp) {
   Copy k(xp, zp);

@@ -3,9 +3,11 @@
 // path's steps (run_kernel in npu/run_kernel.hpp) with the workspace and the error record in host
 // memory and the kernel on the emulator. Compiled only into emulator builds.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -23,6 +25,17 @@ inline ascendc_cpu::KernelType emu_kernel_type(KernelType type) {
 }
 inline ascendc_cpu::GmKind emu_kind(GmRole role) {
   return role == GmRole::kOutput ? ascendc_cpu::GmKind::kOutput : ascendc_cpu::GmKind::kInput;
+}
+
+// A strided output (a view of a bigger allocation, K and V halves of one tensor): its region is
+// its span, and the emulator fails a write into a gap between its elements.
+inline void add_view(ascendc_cpu::GmRegion& region, const GmTensor& t) {
+  const TensorView view(t.view);
+  if (t.role != GmRole::kOutput || t.view.ndim == 0 || view.is_contiguous() || view.numel() == 0) return;
+  const int64_t elem = static_cast<int64_t>(dtype_size(t.view.dtype));
+  region.bytes = std::min<uint64_t>(region.bytes, t.span_bytes);
+  for (int i = 0; i < view.ndim(); ++i) region.view.emplace_back(view.dim(i), view.stride(i) * elem);
+  region.view_elem_bytes = static_cast<uint64_t>(elem);
 }
 
 // One launch of Op's kernel with the argument list `p` on `platform`; `regions` bound every GM
@@ -67,7 +80,10 @@ std::optional<ascendc_cpu::LaunchReport> run_emu(const typename Op::Args& args, 
   LineBuffer record(kRecordBytes, 0);
   ascendc_cpu::GmRegions regions;
   for (const GmTensor& t : tensors) {
-    if (t.data != nullptr && t.span_bytes > 0) regions.push_back({t.data, t.span_bytes, t.name, emu_kind(t.role)});
+    if (t.data == nullptr || t.span_bytes == 0) continue;
+    ascendc_cpu::GmRegion region{t.data, t.span_bytes, t.name, emu_kind(t.role)};
+    add_view(region, t);
+    regions.push_back(std::move(region));
   }
   if (workspace_bytes > 0) {
     regions.push_back({workspace.data(), workspace_bytes, kWorkspaceName, ascendc_cpu::GmKind::kWorkspace});

@@ -44,10 +44,13 @@ struct GmTensor {
   const char* name;
   GmRole role;
   uint64_t span_bytes;  // bytes from data to one past the last element
+  // The tensor's shape and strides (ndim 0: not given): the emulator checks that a kernel writes
+  // only the elements of a strided output, not the gaps between them.
+  aop_tensor view = {};
 };
 
 inline GmTensor gm(const aop_tensor& t, const char* name, GmRole role) {
-  return GmTensor{t.data, name, role, t.data == nullptr ? 0 : static_cast<uint64_t>(TensorView(t).span_bytes())};
+  return GmTensor{t.data, name, role, t.data == nullptr ? 0 : static_cast<uint64_t>(TensorView(t).span_bytes()), t};
 }
 inline GmTensor gm_absent(const char* name, GmRole role) { return GmTensor{nullptr, name, role, 0}; }
 // An optional tensor argument: absent (null) when not given.
@@ -85,6 +88,18 @@ constexpr const char* kWorkspaceName = "workspace";
 constexpr const char* kRecordName = "error_record";
 constexpr const char* kTilingName = "tiling";
 constexpr size_t kRecordBytes = 8 * sizeof(int64_t);  // the error record: 8 int64, one data-cache line
+
+// The cores a launch of `units` equal units of work takes on `cores` cores: the fewest that give
+// the same longest share as spreading them over min(units, cores) (64 units on 48 cores: 32 cores
+// of 2, not 16 of 2 and 32 of 1). The makespan is the same; every core less saves its launch share,
+// its check-phase traffic (each core reads every core's verdict code) and its copies of broadcast
+// tables.
+inline int64_t cores_for_units(int64_t units, int64_t cores) {
+  cores = cores < 1 ? 1 : cores;
+  if (units <= 1) return 1;
+  const int64_t longest = (units + cores - 1) / cores;
+  return (units + longest - 1) / longest;
+}
 
 // The GM workspace of a kernel whose only workspace is the check protocol's slots
 // (aop_kernel/check_slots.h): `slots` slots of `words` int64 each (one per core, or per AIV).

@@ -4,6 +4,7 @@
 
 #include "ascend_ops/cache.hpp"
 #include "ascend_ops/hash.hpp"
+#include "ascend_ops/kernel_launch.hpp"
 #include "ascend_ops/tensor.hpp"
 #include "host/adv_step_flash.h"
 
@@ -30,8 +31,7 @@ AdvStepFlashTiling compute(const Args& a, const aop_platform& platform) {
   t.slot_bytes = bytes(a.slot_mapping);
   t.table_bytes = bytes(a.block_tables);
 
-  const int64_t cores = std::max<int64_t>(1, platform.aiv_cores);
-  t.block_dim = static_cast<int32_t>(std::clamp<int64_t>(a.num_seqs, 1, cores));
+  t.block_dim = static_cast<int32_t>(launch::cores_for_units(a.num_seqs, platform.aiv_cores));
   t.seqs_per_core = static_cast<int32_t>(a.num_seqs / t.block_dim);
   t.cores_with_extra = static_cast<int32_t>(a.num_seqs % t.block_dim);
 

@@ -4,6 +4,7 @@
 
 #include "ascend_ops/cache.hpp"
 #include "ascend_ops/hash.hpp"
+#include "ascend_ops/kernel_launch.hpp"
 #include "ascend_ops/tensor.hpp"
 #include "host/indexer_k_quant_and_cache.h"
 
@@ -30,8 +31,7 @@ IndexerKQuantTiling compute(const Args& a, const Dims& d, const aop_platform& pl
   t.check_scales = needs_scale_check(a, d) ? 1 : 0;
   t.scale_row_bytes = static_cast<int32_t>(align32(d.groups * 4));
 
-  const int64_t cores = std::max<int64_t>(1, platform.aiv_cores);
-  t.block_dim = static_cast<int32_t>(std::clamp<int64_t>(t.num_tokens, 1, cores));
+  t.block_dim = static_cast<int32_t>(launch::cores_for_units(t.num_tokens, platform.aiv_cores));
   t.tokens_per_core = static_cast<int32_t>(t.num_tokens / t.block_dim);
   t.cores_with_extra = static_cast<int32_t>(t.num_tokens % t.block_dim);
 

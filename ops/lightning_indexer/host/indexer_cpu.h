@@ -174,7 +174,7 @@ void run_indexer(const Args& a, const Dims& d, const CpuPlan& plan, MakeScorer m
     }
     int64_t entry = first / d.block_size, offset = first % d.block_size;
     for (int64_t j = 0; j < n;) {
-      const char* block = base + read_index(*a.block_table, batch * bt_stride + entry) * d.block_size * row_stride;
+      const char* block = base + read_index(*a.block_table, batch * bt_stride + entry) * d.key_block_stride * elem;
       for (; offset < d.block_size && j < n; ++offset, ++j) ptrs[j] = block + offset * row_stride;
       ++entry;
       offset = 0;

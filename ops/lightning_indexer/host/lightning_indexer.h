@@ -59,6 +59,7 @@ struct Dims {
   int64_t block_size;   // PA_BSND only, else 0
   int64_t num_blocks;   // PA_BSND only, else 0
   int64_t max_blocks;   // block_table.shape[1], PA_BSND only, else 0
+  int64_t key_block_stride;  // PA_BSND: elements from one cache block to the next (key.stride(0)), else 0
 };
 
 // The output shape [B, S1, N2, K] (BSND query) or [T1, N2, K] (TND query) from the input

@@ -188,6 +188,7 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
   t.head_dim = d.head_dim;
   t.block_size = d.block_size;
   t.max_blocks = d.max_blocks;
+  t.key_block_stride = d.key_block_stride;
   t.sparse_count = a.sparse_count;
   t.k_pad = round_up(a.sparse_count, kSortGroup);
   t.sparse_mode = static_cast<int32_t>(a.sparse_mode);

@@ -47,6 +47,18 @@ void expect_contiguous(const char* name, const TensorView& t) {
   }
 }
 
+// A paged key as caches are allocated: each block [block_size, N2, D] packed, blocks apart by
+// any stride(0) that keeps them from overlapping (the K half of a [num_blocks, 2, ...] KV cache,
+// a view of a larger pool).
+void expect_paged_key(const TensorView& k) {
+  const int64_t block = k.dim(1) * k.dim(2) * k.dim(3);
+  if (!k.last_dims_contiguous(3) || (k.dim(0) > 1 && block > 0 && k.stride(0) < block)) {
+    fail(AOP_VALUE_ERROR, "key should have each cache block [block_size, N2, D] contiguous and blocks that do not "
+                          "overlap (stride(0) >= block_size * N2 * D = " + s(block) + ") but has shape " +
+                              k.shape_string() + " and strides " + k.strides_string());
+  }
+}
+
 void expect_same_device(const char* name, const aop_tensor& t, const aop_tensor& query) {
   if (t.device.type != query.device.type || t.device.index != query.device.index) {
     fail(AOP_VALUE_ERROR, std::string(name) + " should be on the device of query (" + device_string(query.device) +
@@ -146,11 +158,16 @@ Dims validate_geometry(const Args& a, const char* op, bool check_outputs) {
     expect_lengths("actual_seq_lengths_query", a.actual_seq_lengths_query, false, d.batch, "", a.query);
   }
 
-  const std::string w_layout = q_tnd ? "[T1, N1]" : "[B, S1, N1]";
-  expect_rank("weights", w, q_tnd ? 2 : 3, w_layout);
+  // weights may carry a trailing 1 ([T1, N1, 1] / [B, S1, N1, 1], as vllm-ascend and ms_custom_ops
+  // pass them): the same contiguous bytes.
+  const int w_rank = q_tnd ? 2 : 3;
+  const std::string w_layout = q_tnd ? "[T1, N1] or [T1, N1, 1]" : "[B, S1, N1] or [B, S1, N1, 1]";
+  if (w.ndim() != w_rank && !(w.ndim() == w_rank + 1 && w.dim(-1) == 1)) {
+    fail(AOP_VALUE_ERROR, "weights should be " + w_layout + " but has shape " + w.shape_string());
+  }
   static const char* const kBsndWhat[] = {"B (from query)", "S1 (from query)", "N1 (from query)"};
   static const char* const kTndWhat[] = {"T1 (from query)", "N1 (from query)"};
-  for (int i = 0; i < w.ndim(); ++i) {
+  for (int i = 0; i < w_rank; ++i) {
     expect_dim("weights", w, i, q.dim(i), w_layout, q_tnd ? kTndWhat[i] : kBsndWhat[i]);
   }
 
@@ -173,6 +190,8 @@ Dims validate_geometry(const Args& a, const char* op, bool check_outputs) {
       d.max_blocks = bt.dim(1);
       d.key_rows = d.num_blocks * d.block_size;
       if (d.block_size < 1) fail(AOP_VALUE_ERROR, "key should have block_size >= 1 but has shape " + k.shape_string());
+      expect_paged_key(k);
+      d.key_block_stride = d.num_blocks > 1 ? k.stride(0) : d.block_size * k.dim(2) * k.dim(3);
       break;
     }
     case Layout::kBSND: {
@@ -215,7 +234,7 @@ Dims validate_geometry(const Args& a, const char* op, bool check_outputs) {
   }
 
   expect_contiguous("query", q);
-  expect_contiguous("key", k);
+  if (a.layout_key != Layout::kPA_BSND) expect_contiguous("key", k);
   expect_contiguous("weights", w);
   expect_same_device("key", a.key, a.query);
   expect_same_device("weights", a.weights, a.query);

@@ -16,7 +16,7 @@ namespace check = aop_kernel::check;
 // their key lengths, then the block ids they use, then their cmp_residual_k entries (in
 // [0, cmp_ratio): the shared rule, lightning_indexer_visibility.h), and publishes its first error
 // (or none). Then
-// SyncAll<true> (the AIVs): every AIV reads every slot by one DMA; AIV 0 of each group writes the
+// SyncAll<true> (the AIVs): every AIV reads every verdict code by one DMA; AIV 0 of each group writes the
 // verdict into the group's verdict line (after the 2 * block_dim slots) and both AIVs set
 // kVerdictReady (mode 2). The AIC does not wait here: it starts its first key block meanwhile and
 // learns the verdict (CubeVerdict) before it publishes a block to the AIVs.

@@ -32,7 +32,11 @@ class Cube {
     q_total_ = t_.layout_query == 1 ? t_.q_rows : t_.batch * t_.q_rows;
     key_total_ = t_.layout_key == 0 ? t_.batch * t_.key_rows : t_.key_rows;
     query_.SetGlobalBuffer((__gm__ T*)query, q_total_ * t_.heads * t_.head_dim);
-    key_.SetGlobalBuffer((__gm__ T*)key, key_total_ * t_.head_dim);
+    // PA_BSND: the blocks may lie key_block_stride apart (a view of a larger cache)
+    const int64_t key_span = t_.layout_key == 2 && key_total_ > 0
+                                 ? (key_total_ / t_.block_size - 1) * t_.key_block_stride + t_.block_size * t_.head_dim
+                                 : key_total_ * t_.head_dim;
+    key_.SetGlobalBuffer((__gm__ T*)key, key_span);
     workspace_.SetGlobalBuffer((__gm__ float*)workspace + group * t_.workspace_per_aic, t_.workspace_per_aic);
     const uint32_t d = static_cast<uint32_t>(t_.head_dim);
     pipe_.InitBuffer(q_l1_, 1, t_.m_pad * d * sizeof(T));
@@ -178,20 +182,21 @@ class Cube {
     const int64_t d = t_.head_dim, n_pad = RoundUp(n, kFractalRows);
     // Before the verdict the lengths and block ids are unchecked: a row or block id outside the
     // tensor (only possible with bad inputs, whose verdict is an error) reads row 0 instead.
-    int64_t row, available;
+    int64_t at, available;  // at: the tile's first element in key
     if (t_.layout_key == 2) {  // PA_BSND: a tile never crosses a cache block (tile_keys | block_size)
       const int64_t entry = j0 / t_.block_size;
       int64_t block = entry >= 0 && entry < t_.max_blocks ? table_.Get(x.batch * t_.max_blocks + entry) : -1;
       if (block < 0 || block >= key_total_ / t_.block_size) block = 0;
-      row = block * t_.block_size + j0 % t_.block_size;
+      at = block * t_.key_block_stride + (j0 % t_.block_size) * d;
       available = t_.block_size - j0 % t_.block_size;
     } else {
-      row = x.k_begin + j0;
+      int64_t row = x.k_begin + j0;
       if (row < 0 || row >= key_total_) row = 0;
+      at = row * d;
       available = key_total_ - row;
     }
     LocalTensor<T> k_l1 = k_l1_.template AllocTensor<T>();
-    LoadNz(k_l1, key_[row * d], n, n_pad, available);
+    LoadNz(k_l1, key_[at], n, n_pad, available);
     k_l1_.EnQue(k_l1);
   }
 

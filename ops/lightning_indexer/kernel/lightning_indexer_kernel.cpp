@@ -33,7 +33,7 @@ __aicore__ inline void Run(GM_ADDR query, GM_ADDR key, GM_ADDR weights, GM_ADDR 
     if (!check.Run(lengths_q, lengths_k, block_table, residual, workspace, error_record, tiling)) return;
   }
   GM_ADDR check_lines = workspace;
-  workspace += 3 * tiling.block_dim * lightning_indexer::check::kWords * sizeof(int64_t);  // past the check lines
+  workspace += lightning_indexer::check::WorkspaceBytes(3 * tiling.block_dim);  // past the check slots and lines
   if ASCEND_IS_AIC {
     lightning_indexer::Cube<T> cube;
     cube.Init(query, key, lengths_q, lengths_k, block_table, residual, check_lines, workspace, tiling);

@@ -12,6 +12,7 @@ struct LightningIndexerTiling {
   int64_t head_dim;          // D
   int64_t block_size;        // PA_BSND only, else 0
   int64_t max_blocks;        // block_table.shape[1], PA_BSND only, else 0
+  int64_t key_block_stride;  // PA_BSND: elements from one cache block to the next (key.stride(0)), else 0
   int64_t sparse_count;      // K
   int64_t k_pad;             // K rounded up to 32 (sort granularity): the running top-k length
   int32_t sparse_mode;       // 0 or 3
@@ -60,7 +61,7 @@ struct LightningIndexerTiling {
 // batches are split evenly over the launch's AIVs; each checks, for its batches, the query
 // lengths, then the key lengths, then the block ids the batch uses (the host's order), writes a
 // 64-byte check slot (8 int64 words, the layout of the error record) in the workspace's first
-// 2 * block_dim * 64 bytes, then SyncAll<true> (the AIVs); every AIV reads every slot and each
+// 2 * block_dim * 64 bytes, then SyncAll<true> (the AIVs); every AIV reads every verdict code and each
 // AIC reads its group's verdict line (the next block_dim * 64 bytes, written by the group's AIVs):
 // no core reads keys through a block id or writes an output if any slot holds an error. The first error is the one of the
 // earliest phase (query lengths, key lengths, block ids), then the lowest core (= lowest batch);

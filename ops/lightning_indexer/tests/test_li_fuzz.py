@@ -109,12 +109,13 @@ def cases(draw):
         values = np.asarray(values, dtype=np.int64).astype(as_dtype)
         return guarded(values.shape, as_dtype, rng, values=values)
 
-    def keys(shape):
+    def keys(shape, row_pad=0):
         if not pool:
-            return floats(shape, dtype)
-        vectors = float_data((pool, n2, d), dtype, rng, draw(st.integers(low, high)), spread, zeros)
-        rows = vectors[rng.integers(pool, size=int(np.prod(shape[:-2])))]
-        return guarded(shape, vectors.dtype, rng, values=rows.reshape(shape))
+            values = float_data(shape, dtype, rng, draw(st.integers(low, high)), spread, zeros)
+        else:
+            vectors = float_data((pool, n2, d), dtype, rng, draw(st.integers(low, high)), spread, zeros)
+            values = vectors[rng.integers(pool, size=int(np.prod(shape[:-2])))].reshape(shape)
+        return guarded(shape, np.uint16 if dtype == "bfloat16" else values.dtype, rng, row_pad=row_pad, values=values)
 
     c = dict(door=door, dtype=dtype, layout_query=layout_query, layout_key=layout_key, block_table=None,
              sparse_mode=draw(st.sampled_from((3, 0))), return_value=draw(st.booleans()))
@@ -127,7 +128,8 @@ def cases(draw):
         lead = (sum(act_s1) + draw(st.integers(0, 2)),)
         c["actual_seq_lengths_query"] = indices(np.cumsum(act_s1, dtype=np.int64), lq_dtype)
     c["query"] = floats(lead + (n1, d), dtype)
-    c["weights"] = floats(lead + (n1,), w_dtype)
+    # weights [.., N1] or with a trailing 1 (vllm-ascend's and ms_custom_ops' form)
+    c["weights"] = floats(lead + (n1,) + ((1,) if draw(st.integers(0, 3)) == 0 else ()), w_dtype)
 
     if layout_key == "PA_BSND":
         bs = draw(st.sampled_from(EMU_BLOCK_SIZES if emu else CPU_BLOCK_SIZES))
@@ -135,7 +137,9 @@ def cases(draw):
         shared = draw(st.booleans())
         num_blocks = (draw(st.integers(1, max(1, sum(used)))) if shared else sum(used)) + draw(st.integers(0, 3))
         width = max(used, default=0) + draw(st.integers(0, 2))
-        c["key"] = keys((num_blocks, bs, n2, d))
+        # the cache as allocated: blocks apart by a whole block (vLLM's K half of [.., 2, ...]) or an
+        # odd gap (a pool slice), each block packed
+        c["key"] = keys((num_blocks, bs, n2, d), row_pad=draw(st.sampled_from((0, 0, 0, bs * n2 * d, 3))))
         c["block_table"] = indices(block_table(used, num_blocks, shared, width, bt_dtype, rng), bt_dtype)
         c["actual_seq_lengths_key"] = indices(act_s2, lk_dtype)
     elif layout_key == "BSND":
@@ -211,11 +215,17 @@ def weights_dtypes(c):
 
 
 def rerank(name):
-    """One more axis, or the first two merged."""
+    """One more axis (of 2 for weights, where a trailing 1 is legal), or the first two merged."""
     def mutate(c, rng):
         s = c[name].shape
-        new = s + (1,) if len(s) < 2 or rng.random() < 0.5 else (s[0] * s[1],) + s[2:]
-        replace(c, name, new, rng, values=c[name].reshape(new))
+        if name == "weights" and len(s) > len(c["query"].shape) - 1:  # already [.., N1, 1]
+            s = s[:-1]
+        if len(s) < 2 or rng.random() < 0.5:
+            new = s + ((2,) if name == "weights" else (1,))
+            replace(c, name, new, rng, values=np.repeat(c[name].reshape(s + (1,)), new[-1], axis=-1))
+        else:
+            new = (s[0] * s[1],) + s[2:]
+            replace(c, name, new, rng, values=c[name].reshape(new))
     return mutate
 
 
@@ -244,10 +254,11 @@ def other_batch(c, rng):
 
 def strided(name):
     """A view of a bigger allocation holding the same values: rows apart, or every other element
-    of the last axis."""
+    of the last axis (only that for a PA_BSND key, whose blocks may lie apart)."""
     def mutate(c, rng):
         a = c[name]
-        if a.shape[0] > 1 and (a.shape[-1] == 1 or rng.random() < 0.5):
+        paged_key = name == "key" and c["layout_key"] == "PA_BSND"
+        if a.shape[0] > 1 and not paged_key and (a.shape[-1] == 1 or rng.random() < 0.5):
             c[name] = guarded(a.shape, a.dtype, rng, row_pad=int(rng.integers(1, 4)), values=a)
         else:
             wide = guarded(a.shape[:-1] + (2 * a.shape[-1],), a.dtype, rng)[..., ::2]
@@ -257,9 +268,10 @@ def strided(name):
 
 
 def can_stride(name):
-    # An empty array or one whose axes are all 1 is contiguous whatever its strides.
+    # An empty array or one whose axes are all 1 is contiguous whatever its strides; a PA_BSND
+    # key is refused only for an unpacked block (a last axis > 1).
     return lambda c: c[name] is not None and c[name].size > 1 and c[name].ndim >= 1 and \
-        (c[name].shape[0] > 1 or c[name].shape[-1] > 1)
+        (c[name].shape[-1] > 1 or (c[name].shape[0] > 1 and not (name == "key" and c["layout_key"] == "PA_BSND")))
 
 
 def int_vector(name, min_size=1):
@@ -518,6 +530,8 @@ def golden_check(c, roots):
         else:
             assert values is None
         args = {n: c[n] for n in TENSORS}
+        if args["weights"].ndim == q.ndim:  # [.., N1, 1]: the reference takes the spec's [.., N1]
+            args["weights"] = args["weights"][..., 0]
         rows = reference_rows(dict(args, layout_query=c["layout_query"], layout_key=c["layout_key"],
                                    sparse_count=k, cmp_ratio=c["cmp_ratio"]), c["dtype"], c["sparse_mode"])
         assert_topk(indices, values, rows, k)

@@ -228,7 +228,7 @@ SHAPE_ERRORS = [  # what the graph compiler knows: the same exception at compile
     ("lengths-dtype", dict(actual_seq_lengths_key=Tensor(np.array([20, 9], np.int16))), TypeError,
      "actual_seq_lengths_key should have dtype int32 or int64"),
     ("shape", dict(weights=Tensor(np.zeros((2, 4, 3), np.float16))), ValueError,
-     "weights should be [B, S1, N1] with N1 (from query) = 4"),
+     "weights should be [B, S1, N1] or [B, S1, N1, 1] with N1 (from query) = 4"),
     ("no table", dict(block_table=None), ValueError, "block_table is required"),
 ]
 DATA_ERRORS = [  # what needs the data: PyNative at the call, a graph when it runs

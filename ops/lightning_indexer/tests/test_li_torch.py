@@ -227,7 +227,7 @@ BAD_INPUTS = [
     ("complex", lambda: _bad(weights=torch.zeros(2, 10, 4, dtype=torch.complex64)), TypeError,
      r"weights has dtype torch\.complex64"),
     ("shape", lambda: _bad(weights=torch.zeros(2, 10, 3, dtype=torch.float16)), ValueError,
-     r"weights should be \[B, S1, N1\] with N1"),
+     r"weights should be \[B, S1, N1\] or \[B, S1, N1, 1\] with N1"),
     ("block id", lambda: _bad(block_table=torch.full((2, 21), 99, dtype=torch.int32)), IndexError,
      r"block_table\[0\]\[0\] = 99 is out of range"),
     ("length", lambda: _bad(actual_seq_lengths_key=torch.tensor([150, 1000], dtype=torch.int32)), ValueError,

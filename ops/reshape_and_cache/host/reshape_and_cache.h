@@ -17,6 +17,12 @@ namespace aop::reshape_and_cache {
 // cache_mode: how a cache stores its slots.
 constexpr int32_t kCacheND = 0;  // [num_blocks, block_size, H, D]: one token's H*D elements contiguous
 constexpr int32_t kCacheNZ = 1;  // FRACTAL_NZ [num_blocks, H*D/F, block_size, F], F = 32 bytes / itemsize
+constexpr int32_t kCacheHeadMajor = 2;  // head-major ND [num_blocks, H, block_size, D] (vLLM HND, BNSD)
+// vLLM's paged-attention layout: key [num_blocks, H, D/x, block_size, x], x = 16 bytes / itemsize;
+// value [num_blocks, H, D, block_size].
+constexpr int32_t kCachePaged = 3;
+constexpr int64_t kPagedChunkBytes = 16;
+// Every mode accepts any strides that keep its last dim contiguous (host/cache_layout.h).
 
 // kv_cache_dtype: how key / value become cache bytes (shared/specs/quantized_cache_write.md).
 enum KvCacheDtype : int32_t {

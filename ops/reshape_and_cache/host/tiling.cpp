@@ -5,7 +5,9 @@
 
 #include "ascend_ops/cache.hpp"
 #include "ascend_ops/hash.hpp"
+#include "ascend_ops/kernel_launch.hpp"
 #include "ascend_ops/tensor.hpp"
+#include "host/cache_layout.h"
 #include "host/reshape_and_cache.h"
 
 namespace aop::reshape_and_cache {
@@ -28,8 +30,19 @@ void quant_chunk(ReshapeAndCacheTiling& t, const aop_platform& platform) {
   const int64_t per_elem = kRacBufferNum * (in_bytes + 1) + 4 + 2;
   int64_t chunk = (platform.ub_bytes - fixed) / per_elem / kBurstAlign * kBurstAlign;
   chunk = std::min(chunk, (row + kBurstAlign - 1) / kBurstAlign * kBurstAlign);
-  if (t.cache_mode == kCacheNZ) chunk = std::min<int64_t>(chunk, kMaxBursts * kBurstAlign);
+  if (t.key_layout.chunk_elems < t.key_layout.group_elems || t.value_layout.chunk_elems < t.value_layout.group_elems) {
+    chunk = std::min<int64_t>(chunk, kMaxBursts * kBurstAlign);  // one 32-byte burst per chunk
+  }
   t.chunk_elems = static_cast<int32_t>(std::max<int64_t>(kBurstAlign, chunk));
+}
+
+void in_bytes(int64_t& row, int64_t& token_stride, RacCacheLayout& l, int64_t elem) {
+  row *= elem;
+  token_stride *= elem;
+  for (int64_t* f : {&l.block_stride, &l.slot_stride, &l.group_elems, &l.group_stride, &l.chunk_elems, &l.chunk_stride,
+                     &l.span_elems}) {
+    *f *= elem;
+  }
 }
 
 ReshapeAndCacheTiling compute(const Args& a, const aop_platform& platform) {
@@ -59,9 +72,19 @@ ReshapeAndCacheTiling compute(const Args& a, const aop_platform& platform) {
   }
   t.key_head_size = key.dim(2);
   t.value_head_size = a.has_value ? TensorView(a.value).dim(2) : 0;
+  t.key_layout = cache_layout(a.key_cache, a.cache_mode, false, key.dim(1), key.dim(2));
+  if (a.has_value) t.value_layout = cache_layout(a.value_cache, a.cache_mode, true, key.dim(1), t.value_head_size);
 
-  const int64_t cores = std::max<int64_t>(1, platform.aiv_cores);
-  t.block_dim = static_cast<int32_t>(std::clamp<int64_t>(t.num_tokens, 1, cores));
+  // A bit copy whose pairs differ in element size (an int8 key beside a float16 value) runs in
+  // bytes: every count, stride and layout field times its pair's element size, elem_bytes 1.
+  const int64_t value_elem = a.has_value ? static_cast<int64_t>(aop_dtype_size(a.value_cache.dtype)) : t.elem_bytes;
+  if (t.quant == 0 && value_elem != t.elem_bytes) {
+    in_bytes(t.key_row_elems, t.key_token_stride, t.key_layout, t.elem_bytes);
+    in_bytes(t.value_row_elems, t.value_token_stride, t.value_layout, value_elem);
+    t.elem_bytes = 1;
+  }
+
+  t.block_dim = static_cast<int32_t>(launch::cores_for_units(t.num_tokens, platform.aiv_cores));
   t.tokens_per_core = static_cast<int32_t>(t.num_tokens / t.block_dim);
   t.cores_with_extra = static_cast<int32_t>(t.num_tokens % t.block_dim);
 
@@ -72,8 +95,8 @@ ReshapeAndCacheTiling compute(const Args& a, const aop_platform& platform) {
   const int64_t row_bytes = std::max(t.key_row_elems, t.value_row_elems) * t.elem_bytes;
   const int64_t row_bursts = (row_bytes + kBurstAlign - 1) / kBurstAlign * kBurstAlign;
   int64_t buffer_bytes = (platform.ub_bytes - rac_check_ub_bytes(t.block_dim)) / kRacBufferNum / kBurstAlign * kBurstAlign;
-  // NZ writes one DataCopyPad burst per 32-byte fractal row: at most 4095 bursts per copy.
-  if (a.cache_mode == kCacheNZ) buffer_bytes = std::min<int64_t>(buffer_bytes, kMaxBursts * kBurstAlign);
+  // A chunked layout (NZ) writes one DataCopyPad burst per 32-byte chunk: at most 4095 bursts per copy.
+  if (t.key_layout.chunk_elems < t.key_layout.group_elems || t.value_layout.chunk_elems < t.value_layout.group_elems) buffer_bytes = std::min<int64_t>(buffer_bytes, kMaxBursts * kBurstAlign);
   t.chunk_elems = static_cast<int32_t>(std::max<int64_t>(kBurstAlign, std::min(row_bursts, buffer_bytes)) /
                                        t.elem_bytes);
   return t;

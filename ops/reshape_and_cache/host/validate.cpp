@@ -3,6 +3,7 @@
 
 #include "ascend_ops/error.hpp"
 #include "ascend_ops/tensor.hpp"
+#include "host/cache_layout.h"
 #include "host/checks.h"
 #include "host/reshape_and_cache.h"
 #include "host/validate_quant.h"
@@ -103,13 +104,42 @@ aop_tensor split_heads(const char* name, const aop_tensor& t, int64_t head_num, 
   return out;
 }
 
-aop_tensor canonical_rows(const char* name, const aop_tensor& t, int64_t head_num, const char* layout) {
+// key / value given as [B, S, H*D] with head_num (ms_custom_ops' form): the [B*S, H*D] view of the
+// same memory (B and S must merge into one token stride).
+aop_tensor merge_batch(const char* name, const aop_tensor& t) {
+  const TensorView v(t);
+  int64_t token_stride = v.stride(1);
+  if (v.dim(1) <= 1) {
+    token_stride = v.stride(0);
+  } else if (v.dim(0) > 1 && v.stride(0) != v.dim(1) * v.stride(1)) {
+    fail(AOP_VALUE_ERROR, std::string(name) + " [B, S, H*D] should have B and S that merge into one token stride "
+                              "(stride(0) = S * stride(1)) but has shape " + v.shape_string() + " and strides " +
+                              v.strides_string());
+  }
+  aop_tensor out = t;
+  out.ndim = 2;
+  out.shape[0] = v.dim(0) * v.dim(1);
+  out.shape[1] = v.dim(2);
+  out.strides[0] = token_stride;
+  out.strides[1] = v.stride(2);
+  return out;
+}
+
+// `cache_row`: the H*D of one slot of the matching cache (0: unknown). A rank-3 input with head_num
+// is [B, S, H*D] when its last dim is the cache's H*D and it is not [T, H = head_num, D] of that row.
+aop_tensor canonical_rows(const char* name, const aop_tensor& t, int64_t head_num, const char* layout,
+                          int64_t cache_row) {
   const TensorView v(t);
   if (v.ndim() == 2) return split_heads(name, t, head_num, layout);
   expect_rank(name, v, 3, layout);
+  if (head_num != 0 && cache_row != 0 && v.dim(2) == cache_row &&
+      (v.dim(1) != head_num || v.dim(1) * v.dim(2) != cache_row)) {
+    return split_heads(name, merge_batch(name, t), head_num, layout);
+  }
   if (head_num != 0 && v.dim(1) != head_num) {
     fail(AOP_VALUE_ERROR, std::string(name) + " should be " + layout + " with H = head_num = " +
-                              std::to_string(head_num) + " but has shape " + v.shape_string());
+                              std::to_string(head_num) + " (or [B, S, H*D] with the cache's H*D = " +
+                              std::to_string(cache_row) + ") but has shape " + v.shape_string());
   }
   return t;
 }
@@ -132,13 +162,18 @@ void expect_nz_cache(const char* name, const TensorView& cache, int64_t heads, i
 int64_t cache_num_blocks(const Args& a) { return a.key_cache.shape[0]; }
 
 int64_t cache_block_size(const Args& a) {
-  return a.cache_mode == kCacheNZ ? a.key_cache.shape[2] : a.key_cache.shape[1];
+  switch (a.cache_mode) {
+    case kCacheNZ:
+    case kCacheHeadMajor: return a.key_cache.shape[2];
+    case kCachePaged: return a.key_cache.shape[3];
+    default: return a.key_cache.shape[1];
+  }
 }
 
 Args validated(const Args& in) {
-  if (in.cache_mode != kCacheND && in.cache_mode != kCacheNZ) {
-    fail(AOP_VALUE_ERROR, "cache_mode should be 0 (ND) or 1 (NZ, FRACTAL_NZ) but is " +
-                              std::to_string(in.cache_mode));
+  if (in.cache_mode < kCacheND || in.cache_mode > kCachePaged) {
+    fail(AOP_VALUE_ERROR, "cache_mode should be 0 (ND) or 1 (NZ, FRACTAL_NZ), 2 (head-major ND) or 3 (vLLM "
+                          "paged) but is " + std::to_string(in.cache_mode));
   }
   if (in.head_num < 0) {
     fail(AOP_VALUE_ERROR, "head_num should be > 0 (or not given) but is " + std::to_string(in.head_num));
@@ -166,9 +201,29 @@ Args validated(const Args& in) {
   if (nz && dtype == AOP_DTYPE_FLOAT32 && !quant) {  // a quantised cache is 1-byte whatever key is
     fail(AOP_TYPE_ERROR, "cache_mode 1 (NZ) supports key dtypes float16, bfloat16 and int8 but key has float32");
   }
-  if (kv) expect_dtype("value", in.value, dtype);
+  // "auto" checks dtypes per pair (key with key_cache, value with value_cache: an int8 key beside a
+  // float16 value); a quantising mode reads key and value as one input dtype.
+  const aop_dtype value_dtype = kv ? in.value.dtype : dtype;
+  if (kv && quant) expect_dtype("value", in.value, dtype);
+  if (kv && !quant) {
+    if (value_dtype != AOP_DTYPE_FLOAT16 && value_dtype != AOP_DTYPE_BFLOAT16 && value_dtype != AOP_DTYPE_FLOAT32 &&
+        value_dtype != AOP_DTYPE_INT8) {
+      fail(AOP_TYPE_ERROR, std::string("value should have dtype float16, bfloat16, float32 or int8 but has ") +
+                               aop_dtype_name(value_dtype));
+    }
+    if (nz && value_dtype == AOP_DTYPE_FLOAT32) {
+      fail(AOP_TYPE_ERROR, "cache_mode 1 (NZ) supports value dtypes float16, bfloat16 and int8 but value has float32");
+    }
+  }
   expect_cache_dtype("key_cache", in.key_cache, in.kv_cache_dtype, dtype);
-  if (kv) expect_cache_dtype("value_cache", in.value_cache, in.kv_cache_dtype, dtype);
+  const aop_dtype vc = in.value_cache.dtype;
+  if (kv && !quant && vc != value_dtype &&
+      (vc == AOP_DTYPE_FLOAT16 || vc == AOP_DTYPE_BFLOAT16 || vc == AOP_DTYPE_FLOAT32 || vc == AOP_DTYPE_INT8)) {
+    fail(AOP_TYPE_ERROR, std::string("value should have dtype ") + aop_dtype_name(vc) +
+                             " (the dtype of value_cache: dtypes are checked per pair) but has " +
+                             aop_dtype_name(value_dtype));
+  }
+  if (kv) expect_cache_dtype("value_cache", in.value_cache, in.kv_cache_dtype, value_dtype, "value");
   if (in.slot_mapping.dtype != AOP_DTYPE_INT32 && in.slot_mapping.dtype != AOP_DTYPE_INT64) {
     fail(AOP_TYPE_ERROR, std::string("slot_mapping should have dtype int32 or int64 but has ") +
                              aop_dtype_name(in.slot_mapping.dtype));
@@ -178,7 +233,7 @@ Args validated(const Args& in) {
   if (TensorView(in.key).ndim() != 2 && TensorView(in.key).ndim() != 3) {
     expect_rank("key", TensorView(in.key), 3, "[T, H, Dk]");
   }
-  a.key = canonical_rows("key", in.key, in.head_num, "[T, H, Dk]");
+  a.key = canonical_rows("key", in.key, in.head_num, "[T, H, Dk]", cache_row_elems(in.key_cache, in.cache_mode, false));
   if (kv) {
     // A [T, H*Dv] value splits by head_num, or by key's H when only value is flat; a
     // [T, H, Dv] value is checked against key's H below (and against head_num if given).
@@ -187,7 +242,8 @@ Args validated(const Args& in) {
     if (TensorView(in.value).ndim() != 2 && TensorView(in.value).ndim() != 3) {
       expect_rank("value", TensorView(in.value), 3, "[T, H, Dv]");
     }
-    a.value = canonical_rows("value", in.value, value_heads, "[T, H, Dv]");
+    a.value = canonical_rows("value", in.value, value_heads, "[T, H, Dv]",
+                             cache_row_elems(in.value_cache, in.cache_mode, true));
   }
   const TensorView key(a.key), value(a.value), key_cache(a.key_cache), value_cache(a.value_cache),
       slots(a.slot_mapping);
@@ -198,7 +254,10 @@ Args validated(const Args& in) {
     expect_dim("value", value, 0, tokens, "[T, H, Dv]", "T (from key)");
     expect_dim("value", value, 1, heads, "[T, H, Dv]", "H (from key)");
   }
-  if (!nz) {
+  if (in.cache_mode == kCacheHeadMajor || in.cache_mode == kCachePaged) {
+    expect_extra_mode_shape(a, false, heads, dk);
+    if (kv) expect_extra_mode_shape(a, true, heads, value.dim(2));
+  } else if (!nz) {
     constexpr const char* kKeyLayout = "[num_blocks, block_size, H, Dk]";
     constexpr const char* kValueLayout = "[num_blocks, block_size, H, Dv]";
     expect_rank("key_cache", key_cache, 4, kKeyLayout);
@@ -218,7 +277,10 @@ Args validated(const Args& in) {
     const int64_t fractal = nz_fractal(static_cast<int64_t>(aop_dtype_size(cache_dtype)));
     expect_nz_cache("key_cache", key_cache, heads, dk, "Dk", fractal, cache_dtype, kKeyLayout);
     if (kv) {
-      expect_nz_cache("value_cache", value_cache, heads, value.dim(2), "Dv", fractal, cache_dtype, kValueLayout);
+      const aop_dtype value_cache_dtype = in.value_cache.dtype;
+      const int64_t value_fractal = nz_fractal(static_cast<int64_t>(aop_dtype_size(value_cache_dtype)));
+      expect_nz_cache("value_cache", value_cache, heads, value.dim(2), "Dv", value_fractal, value_cache_dtype,
+                      kValueLayout);
       expect_dim("value_cache", value_cache, 0, key_cache.dim(0), kValueLayout, "num_blocks (from key_cache)");
       expect_dim("value_cache", value_cache, 2, key_cache.dim(2), kValueLayout, "block_size (from key_cache)");
     }
@@ -230,8 +292,8 @@ Args validated(const Args& in) {
 
   expect_rows("key", key);
   if (kv) expect_rows("value", value);
-  expect_contiguous("key_cache", key_cache);
-  if (kv) expect_contiguous("value_cache", value_cache);
+  expect_cache_strides("key_cache", a.key_cache, a.cache_mode, false);
+  if (kv) expect_cache_strides("value_cache", a.value_cache, a.cache_mode, true);
   expect_contiguous("slot_mapping", slots);
 
   if (kv) expect_same_device("value", a.value, a.key);
@@ -245,6 +307,7 @@ Args validated(const Args& in) {
   if (kv) expect_data("value_cache", value_cache);
   expect_data("slot_mapping", slots);
   expect_scales(a, heads, dk, kv ? value.dim(2) : 0);
+  expect_no_overlap(a);
   return a;
 }
 

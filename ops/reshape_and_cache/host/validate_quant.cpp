@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "host/cache_layout.h"
 #include "host/checks.h"
 #include "host/reshape_and_cache.h"
 #include "host/validate_quant.h"
@@ -109,14 +110,14 @@ void expect_quantisable_key(const Args& a) {
   }
 }
 
-void expect_cache_dtype(const char* name, const aop_tensor& cache, int32_t mode, aop_dtype key) {
+void expect_cache_dtype(const char* name, const aop_tensor& cache, int32_t mode, aop_dtype key, const char* source) {
   const std::vector<aop_dtype> ok = cache_dtypes(mode, key);
   for (aop_dtype d : ok) {
     if (cache.dtype == d) return;
   }
   std::string want;
   for (size_t i = 0; i < ok.size(); ++i) want += std::string(i == 0 ? "" : " or ") + aop_dtype_name(ok[i]);
-  const std::string why = quantized(mode) ? mode_note(mode) : std::string("the dtype of key");
+  const std::string why = quantized(mode) ? mode_note(mode) : std::string("the dtype of ") + source;
   fail(AOP_TYPE_ERROR, std::string(name) + " should have dtype " + want + " (" + why + ") but has " +
                            aop_dtype_name(cache.dtype));
 }
@@ -149,12 +150,49 @@ void expect_scales(const Args& a, int64_t heads, int64_t dk, int64_t dv) {
   }
 }
 
+namespace {
+
+// The kernel writes a chunked layout with 32-byte bursts (one DataCopyPad per UB chunk) and reads
+// a quantising write's per-channel tables from UB at the group's first element.
+void expect_kernel_layouts(const Args& a) {
+  const TensorView key(a.key);
+  for (int which = 0; which < (a.has_value ? 2 : 1); ++which) {
+    const bool value = which == 1;
+    const aop_tensor& cache = value ? a.value_cache : a.key_cache;
+    const char* name = value ? "value_cache" : "key_cache";
+    const int64_t d = value ? TensorView(a.value).dim(2) : key.dim(2);
+    if (TensorView(cache).numel() == 0) continue;
+    const RacCacheLayout l = cache_layout(cache, a.cache_mode, value, key.dim(1), d);
+    const int64_t elem = static_cast<int64_t>(aop_dtype_size(cache.dtype));
+    if (l.chunk_elems < l.group_elems && l.chunk_elems * elem != 32) {
+      fail(AOP_VALUE_ERROR, std::string("the npu / emu kernel writes a cache's chunks as 32-byte bursts, but ") + name +
+                                " keeps each head in chunks of " + std::to_string(l.chunk_elems * elem) +
+                                " bytes (cache_mode " + std::to_string(a.cache_mode) +
+                                (a.cache_mode == kCachePaged ? ", vLLM's CUDA paged layout" : "") +
+                                "); the cpu backend writes it");
+    }
+    if (l.chunk_elems < l.group_elems && (l.chunk_stride - l.chunk_elems) * elem > int64_t{0xffffffff}) {
+      fail(AOP_VALUE_ERROR, std::string("the npu / emu kernel needs the chunk stride of ") + name +
+                                " to fit a DataCopyPad stride (< 4 GiB) but it is " +
+                                std::to_string(l.chunk_stride * elem) + " bytes");
+    }
+    if (quantized(a.kv_cache_dtype) && l.group_elems != key.dim(1) * d && l.group_elems % 8 != 0) {
+      fail(AOP_VALUE_ERROR, std::string("the npu / emu int8 write into a cache whose heads are apart (") + name +
+                                ") needs the head size to be a multiple of 8 (32-byte scale tables in UB) but it is " +
+                                std::to_string(d));
+    }
+  }
+}
+
+}  // namespace
+
 Args validated_for_kernel(const Args& args) {
   Args a = validated(args);
   if (a.kv_cache_dtype == kKvFp8E4m3 || a.kv_cache_dtype == kKvFp8E5m2) {
     fail(AOP_VALUE_ERROR, mode_note(a.kv_cache_dtype) + " runs on the cpu backend only: the npu kernel "
                           "(Atlas A2 / A3, no fp8 conversion) and the emu backend that runs it do int8 and 'auto'");
   }
+  expect_kernel_layouts(a);
   if (quantized(a.kv_cache_dtype)) {
     const TensorView key(a.key);
     const int64_t row = std::max(key.dim(1) * key.dim(2), a.has_value ? TensorView(a.value).dim(1) * TensorView(a.value).dim(2) : 0);

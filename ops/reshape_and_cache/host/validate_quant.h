@@ -14,7 +14,7 @@ namespace aop::reshape_and_cache {
 void expect_quantisable_key(const Args& args);
 
 // `cache` has a dtype mode `mode` writes for a key of dtype `key` (TypeError naming them).
-void expect_cache_dtype(const char* name, const aop_tensor& cache, int32_t mode, aop_dtype key);
+void expect_cache_dtype(const char* name, const aop_tensor& cache, int32_t mode, aop_dtype key, const char* source = "key");
 
 // Presence, dtype, shape ([], [1], [H], [H, D] or [H*D]), layout and device of the scales and
 // offsets; dk / dv the head sizes of key and value (dv unused when key-only).

@@ -6,13 +6,15 @@
 // All or nothing: first every core checks its tokens' slots (< num_slots) and publishes its verdict
 // in its workspace slot (aop_kernel/check_slots.h); after SyncAll, no core copies a row if
 // any core found a bad slot, and core 0 records the first one in the error record.
-// ND cache: the row lands contiguously at slot * row. NZ (FRACTAL_NZ) cache: the row's 32-byte
-// fractal rows land block_size * 32 bytes apart, written by one strided DataCopyPad per chunk.
+// Where a row lands: the cache's layout descriptor in the tiling (kernel/reshape_and_cache_layout.h):
+// a contiguous ND row in one piece, a strided / head-major cache head by head, an NZ cache's 32-byte
+// fractal rows chunk_stride apart by one strided DataCopyPad per chunk.
 // kv_cache_dtype "int8" (kernel/reshape_and_cache_quant.h): the same structure, with the row
 // converted on the vector unit between the two DMAs.
 // Compiles with CANN's compiler on NPU and with g++ against the AscendC emulator.
 #include "kernel_operator.h"
 #include "aop_kernel/load_tiling.h"
+#include "kernel/reshape_and_cache_layout.h"
 #include "kernel/reshape_and_cache_quant.h"
 #include "kernel/reshape_and_cache_slots.h"
 #include "kernel/reshape_and_cache_tiling.h"
@@ -33,10 +35,10 @@ class ReshapeAndCacheKernel {
                               const ReshapeAndCacheTiling& tiling) {
     tiling_ = tiling;
     key_.SetGlobalBuffer((__gm__ T*)key);
-    key_cache_.SetGlobalBuffer((__gm__ T*)key_cache, tiling.num_slots * tiling.key_row_elems);
+    key_cache_.SetGlobalBuffer((__gm__ T*)key_cache, tiling.key_layout.span_elems);
     if (tiling.has_value != 0) {  // key-only: value and value_cache are absent (null)
       value_.SetGlobalBuffer((__gm__ T*)value);
-      value_cache_.SetGlobalBuffer((__gm__ T*)value_cache, tiling.num_slots * tiling.value_row_elems);
+      value_cache_.SetGlobalBuffer((__gm__ T*)value_cache, tiling.value_layout.span_elems);
     }
     pipe_.InitBuffer(queue_, BUFFER_NUM, tiling.chunk_elems * sizeof(T));
     slots_.Init(pipe_, slot_mapping, tiling_);
@@ -50,45 +52,29 @@ class ReshapeAndCacheKernel {
     for (int64_t t = slots_.Tokens().begin; t < slots_.Tokens().end; ++t) {
       const int64_t slot = slots_.Slot(t);
       if (slot < 0) continue;  // padding token
-      CopyRow(key_[t * tiling_.key_token_stride], key_cache_, slot, tiling_.key_row_elems);
+      CopyRow(key_[t * tiling_.key_token_stride], key_cache_, tiling_.key_layout, slot, tiling_.key_row_elems);
       if (tiling_.has_value != 0) {
-        CopyRow(value_[t * tiling_.value_token_stride], value_cache_, slot, tiling_.value_row_elems);
+        CopyRow(value_[t * tiling_.value_token_stride], value_cache_, tiling_.value_layout, slot,
+                tiling_.value_row_elems);
       }
     }
   }
 
  private:
-  // One token's row of `elems` elements into `cache` at `slot`, in chunks through UB.
+  // One token's row of `elems` elements into `cache` at `slot`: group by group (a head, or the
+  // whole row when the layout keeps heads together), each in chunks through UB.
   __aicore__ inline void CopyRow(const AscendC::GlobalTensor<T>& src, const AscendC::GlobalTensor<T>& cache,
-                                 int64_t slot, int64_t elems) {
-    for (int64_t done = 0; done < elems; done += tiling_.chunk_elems) {
-      const int64_t left = elems - done;
-      const uint32_t count = static_cast<uint32_t>(left < tiling_.chunk_elems ? left : tiling_.chunk_elems);
-      CopyIn(src[done], count);
-      if (tiling_.cache_mode == 0) {
-        CopyOut(cache[slot * elems + done], count);
-      } else {
-        CopyOutNz(cache, slot, elems, done, count);
+                                 const RacCacheLayout& layout, int64_t slot, int64_t elems) {
+    for (int64_t group = 0; group < elems; group += layout.group_elems) {
+      for (int64_t done = 0; done < layout.group_elems; done += tiling_.chunk_elems) {
+        const int64_t left = layout.group_elems - done;
+        const uint32_t count = static_cast<uint32_t>(left < tiling_.chunk_elems ? left : tiling_.chunk_elems);
+        CopyIn(src[group + done], count);
+        AscendC::LocalTensor<T> buf = queue_.template DeQue<T>();
+        RacWriteChunk(cache, layout, slot, group + done, count, buf);
+        queue_.FreeTensor(buf);
       }
     }
-  }
-
-  // NZ: element j of the row goes to [block, j / F, offset, j % F] of
-  // [num_blocks, elems / F, block_size, F], F = 32 bytes / sizeof(T). A chunk starts on a
-  // fractal boundary (chunk_elems is a 32-byte multiple, elems a multiple of F), so its
-  // count / F fractal rows are bursts of 32 bytes, block_size * 32 bytes apart in GM.
-  __aicore__ inline void CopyOutNz(const AscendC::GlobalTensor<T>& cache, int64_t slot, int64_t elems,
-                                   int64_t done, uint32_t count) {
-    constexpr uint32_t kFractalBytes = 32;
-    constexpr int64_t kFractal = kFractalBytes / sizeof(T);
-    const int64_t block = slot / tiling_.block_size;
-    const int64_t offset = slot % tiling_.block_size;
-    const int64_t first = (block * (elems / kFractal) + done / kFractal) * tiling_.block_size + offset;
-    AscendC::LocalTensor<T> buf = queue_.template DeQue<T>();
-    AscendC::DataCopyExtParams params{static_cast<uint16_t>(count / kFractal), kFractalBytes, 0,
-                                      static_cast<uint32_t>((tiling_.block_size - 1) * kFractalBytes), 0};
-    AscendC::DataCopyPad(cache[first * kFractal], buf, params);
-    queue_.FreeTensor(buf);
   }
 
   __aicore__ inline void CopyIn(const AscendC::GlobalTensor<T>& src, uint32_t count) {
@@ -97,13 +83,6 @@ class ReshapeAndCacheKernel {
     AscendC::DataCopyPadExtParams<T> pad{false, 0, 0, 0};
     AscendC::DataCopyPad(buf, src, params, pad);
     queue_.EnQue(buf);
-  }
-
-  __aicore__ inline void CopyOut(const AscendC::GlobalTensor<T>& dst, uint32_t count) {
-    AscendC::LocalTensor<T> buf = queue_.template DeQue<T>();
-    AscendC::DataCopyExtParams params{1, count * static_cast<uint32_t>(sizeof(T)), 0, 0, 0};
-    AscendC::DataCopyPad(dst, buf, params);
-    queue_.FreeTensor(buf);
   }
 
   AscendC::TPipe pipe_;

@@ -18,6 +18,7 @@
 #pragma once
 #include "kernel_operator.h"
 #include "aop_kernel/check_slots.h"
+#include "kernel/reshape_and_cache_layout.h"
 #include "kernel/reshape_and_cache_slots.h"
 #include "kernel/reshape_and_cache_tiling.h"
 
@@ -36,10 +37,10 @@ class ReshapeAndCacheQuant {
     pipe_ = &pipe;
     tiling_ = tiling;
     key_.SetGlobalBuffer((__gm__ TIn*)key);
-    key_cache_.SetGlobalBuffer((__gm__ int8_t*)key_cache, tiling.num_slots * tiling.key_row_elems);
+    key_cache_.SetGlobalBuffer((__gm__ int8_t*)key_cache, tiling.key_layout.span_elems);
     if (tiling.has_value != 0) {
       value_.SetGlobalBuffer((__gm__ TIn*)value);
-      value_cache_.SetGlobalBuffer((__gm__ int8_t*)value_cache, tiling.num_slots * tiling.value_row_elems);
+      value_cache_.SetGlobalBuffer((__gm__ int8_t*)value_cache, tiling.value_layout.span_elems);
     }
     const uint32_t chunk = static_cast<uint32_t>(tiling.chunk_elems);
     pipe.InitBuffer(in_queue_, kRacBufferNum, chunk * static_cast<uint32_t>(sizeof(TIn)));
@@ -78,8 +79,11 @@ class ReshapeAndCacheQuant {
     for (int64_t t = slots_.Tokens().begin; t < slots_.Tokens().end; ++t) {
       const int64_t slot = slots_.Slot(t);
       if (slot < 0) continue;  // padding token
-      QuantRow(key_[t * tiling_.key_token_stride], key_cache_, slot, tiling_.key_row_elems, 0, 2);
-      if (kv) QuantRow(value_[t * tiling_.value_token_stride], value_cache_, slot, tiling_.value_row_elems, 1, 3);
+      QuantRow(key_[t * tiling_.key_token_stride], key_cache_, tiling_.key_layout, slot, tiling_.key_row_elems, 0, 2);
+      if (kv) {
+        QuantRow(value_[t * tiling_.value_token_stride], value_cache_, tiling_.value_layout, slot,
+                 tiling_.value_row_elems, 1, 3);
+      }
     }
   }
 
@@ -225,15 +229,21 @@ class ReshapeAndCacheQuant {
     aop_kernel::check::Sync<AscendC::HardEvent::V_MTE2>(*pipe_);
   }
 
-  // One token's row into `cache` at `slot`, in chunks: GM -> UB, the conversion, UB -> GM.
+  // One token's row into `cache` at `slot`, group by group (kernel/reshape_and_cache_layout.h),
+  // in chunks: GM -> UB, the conversion, UB -> GM.
   __aicore__ inline void QuantRow(const AscendC::GlobalTensor<TIn>& src, const AscendC::GlobalTensor<int8_t>& cache,
-                                  int64_t slot, int64_t elems, int32_t scale, int32_t offset) {
-    for (int64_t done = 0; done < elems; done += tiling_.chunk_elems) {
-      const int64_t left = elems - done;
-      const uint32_t count = static_cast<uint32_t>(left < tiling_.chunk_elems ? left : tiling_.chunk_elems);
-      CopyIn(src[done], count);
-      Convert(done, count, scale, offset);
-      CopyOut(cache, slot, elems, done, count);
+                                  const RacCacheLayout& layout, int64_t slot, int64_t elems, int32_t scale,
+                                  int32_t offset) {
+    for (int64_t group = 0; group < elems; group += layout.group_elems) {
+      for (int64_t done = 0; done < layout.group_elems; done += tiling_.chunk_elems) {
+        const int64_t left = layout.group_elems - done;
+        const uint32_t count = static_cast<uint32_t>(left < tiling_.chunk_elems ? left : tiling_.chunk_elems);
+        CopyIn(src[group + done], count);
+        Convert(group + done, count, scale, offset);
+        AscendC::LocalTensor<int8_t> buf = out_queue_.template DeQue<int8_t>();
+        RacWriteChunk(cache, layout, slot, group + done, count, buf);
+        out_queue_.FreeTensor(buf);
+      }
     }
   }
 
@@ -276,25 +286,6 @@ class ReshapeAndCacheQuant {
     AscendC::LocalTensor<int8_t> out = out_queue_.template AllocTensor<int8_t>();
     AscendC::Cast(out, h, RoundMode::CAST_NONE, count);
     out_queue_.EnQue(out);
-  }
-
-  // ND: the chunk's codes at slot * elems + done. NZ: its 32-byte fractal rows (F = 32 int8),
-  // block_size * 32 bytes apart (the copy kernel's layout, kernel/reshape_and_cache_kernel.cpp).
-  __aicore__ inline void CopyOut(const AscendC::GlobalTensor<int8_t>& cache, int64_t slot, int64_t elems,
-                                 int64_t done, uint32_t count) {
-    AscendC::LocalTensor<int8_t> buf = out_queue_.template DeQue<int8_t>();
-    if (tiling_.cache_mode == 0) {
-      AscendC::DataCopyExtParams params{1, count, 0, 0, 0};
-      AscendC::DataCopyPad(cache[slot * elems + done], buf, params);
-    } else {
-      constexpr int64_t kFractal = 32;
-      const int64_t block = slot / tiling_.block_size, offset = slot % tiling_.block_size;
-      const int64_t first = (block * (elems / kFractal) + done / kFractal) * tiling_.block_size + offset;
-      AscendC::DataCopyExtParams params{static_cast<uint16_t>(count / kFractal), static_cast<uint32_t>(kFractal), 0,
-                                        static_cast<uint32_t>((tiling_.block_size - 1) * kFractal), 0};
-      AscendC::DataCopyPad(cache[first * kFractal], buf, params);
-    }
-    out_queue_.FreeTensor(buf);
   }
 
   AscendC::TPipe* pipe_ = nullptr;

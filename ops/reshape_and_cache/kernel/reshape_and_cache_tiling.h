@@ -3,6 +3,21 @@
 #pragma once
 #include <stdint.h>
 
+// Where a cache keeps one token's row (host/cache_layout.h): element j of the H*D row at slot s
+// (b = s / block_size, o = s % block_size) is at b * block_stride + o * slot_stride +
+// (j / group_elems) * group_stride + ((j % group_elems) / chunk_elems) * chunk_stride + j % chunk_elems.
+// Every cache_mode and stride pattern maps to it (heads that are adjacent merge into one group).
+struct RacCacheLayout {
+  int64_t block_size;
+  int64_t block_stride;   // elements, all of them
+  int64_t slot_stride;
+  int64_t group_elems;    // G: a row is H*D / G groups (a head, or the whole row)
+  int64_t group_stride;
+  int64_t chunk_elems;    // F: a group is G / F chunks of F contiguous elements (F = G: one chunk)
+  int64_t chunk_stride;
+  int64_t span_elems;     // the view's extent from its first element: one past the last element
+};
+
 struct ReshapeAndCacheTiling {
   int64_t num_tokens;        // T': tokens to write (slot_mapping length)
   int64_t key_row_elems;     // H * Dk: one token's key, contiguous
@@ -29,6 +44,8 @@ struct ReshapeAndCacheTiling {
   int64_t table_elems;       // UB floats of one per-channel table: max(H*Dk, H*Dv) rounded up to 8
   int64_t key_head_size;     // Dk, Dv: a per-head scale covers this many elements of the row
   int64_t value_head_size;
+  RacCacheLayout key_layout;    // where key_cache / value_cache keep a row (any cache_mode, any strides)
+  RacCacheLayout value_layout;
 };
 // in_dtype / scale_dtype values (aop_dtype's numbering, which the kernel does not include).
 constexpr int32_t kRacFloat16 = 0, kRacBfloat16 = 1, kRacFloat32 = 2;

@@ -116,3 +116,39 @@ def test_compiled_int8_write_equals_eager(backend, mode, layout):
 @pytest.mark.parametrize("layout", [cm.LAYOUTS[0], cm.LAYOUTS[2], cm.LAYOUTS[6]], ids=lambda lay: lay.name)
 def test_compiled_fp8_write_equals_eager(layout):
     cm.run_case(call_fp8, quant_steps(torch.float16, torch.uint8), "inductor", "dynamic", layout)
+
+
+# --- caches as users allocate them: strided halves, vLLM's HND permutation, head-major --------
+def strided_steps(dtype=torch.float32):
+    """steps() whose fused tensor is [2, NB, BS, H, D] viewed from a [NB, 2, BS, H, D] allocation:
+    every cache a strided view (block stride 2 * BS * H * D) in every layout but "separate"."""
+    return [(kv.reshape(NB, 2, BS, H, D).clone().transpose(0, 1), args) for kv, args in steps(dtype)]
+
+
+def call_head_major(caches, key, value, slots):
+    """Head-major caches, cache_mode 2: each [nb, BS, H, D] block range read as [nb, H, BS, D]."""
+    hm = [c.view(c.shape[0], H, BS, D) for c in caches]
+    torch.ops.ascend_ops.reshape_and_cache(key, value, hm[0], hm[1], slots, cache_mode=2)
+
+
+def call_hnd_permuted(caches, key, value, slots):
+    """vLLM's HND allocation permuted to the logical [nb, BS, H, D] shape (cache_mode 0)."""
+    hnd = [c.view(c.shape[0], H, BS, D).transpose(1, 2) for c in caches]
+    torch.ops.ascend_ops.reshape_and_cache(key, value, hnd[0], hnd[1], slots)
+
+
+VIEW_LAYOUTS = [cm.LAYOUTS[0], cm.LAYOUTS[2], cm.LAYOUTS[3], cm.LAYOUTS[4], cm.LAYOUTS[6]]
+VIEW_CALLS = {"nd": call, "head_major": call_head_major, "hnd_permuted": call_hnd_permuted}
+
+
+@pytest.mark.parametrize("layout", VIEW_LAYOUTS, ids=lambda lay: lay.name)
+@pytest.mark.parametrize("form", list(VIEW_CALLS))
+def test_compiled_strided_and_head_major_caches_equal_eager(form, layout):
+    cm.run_case(VIEW_CALLS[form], strided_steps(), "inductor", "dynamic", layout)
+
+
+@pytest.mark.parametrize("layout", [cm.LAYOUTS[2], cm.LAYOUTS[6]], ids=lambda lay: lay.name)
+def test_compiled_int8_into_strided_caches_equals_eager(layout):
+    steps_ = [(kv.reshape(NB, 2, BS, H, D).clone().transpose(0, 1), args)
+              for kv, args in quant_steps(torch.bfloat16, torch.int8)]
+    cm.run_case(call_int8, steps_, "inductor", "dynamic", layout)

@@ -1,6 +1,7 @@
 """Fuzzer of reshape_and_cache: random shapes, dtypes, strides, front doors, slot patterns
 (padding, huge negative slots, duplicates, empty batches) and call forms (key + value or
-key-only, ND or NZ caches, [T, H, D] or [T, H*D] with head_num), with faults planted on top.
+key-only, ND or NZ caches, cache views: K and V views of one allocation in every layout of
+rac_views, [T, H, D] or [T, H*D] with head_num), with faults planted on top.
 
 Every case must end as the golden result (bit exact, guard bytes around every tensor
 unchanged) or as the documented exception with every buffer unchanged; see
@@ -17,6 +18,8 @@ from hypothesis import strategies as st
 from ascend_ops.devkit.fuzzing import (Fault, assert_bytes, check_call, expected_bytes, front_doors, fuzz_settings,
                                       guarded, locate, owners, to_torch)
 from ascend_ops.reshape_and_cache import reference, reshape_and_cache
+
+from rac_views import layouts as view_layouts
 
 OP = "reshape_and_cache"
 NUMPY_DTYPES = {"float16": np.float16, "bfloat16": np.uint16, "float32": np.float32, "int8": np.int8}
@@ -98,8 +101,9 @@ FAULTS = [
     ("value without value_cache", ValueError, needs("value_cache"), lambda c, rng: c.pop("value_cache")),
     ("T' > T", ValueError, always,
      lambda c, rng: c.update(slot_mapping=np.full(c["key"].shape[0] + 1, -1, c["slot_mapping"].dtype))),
-    # A one-element array is contiguous whatever its strides.
-    ("key_cache not contiguous", ValueError, lambda c: c["key_cache"].size > 1, _non_contiguous_cache("key_cache")),
+    # A last dim of one element is contiguous whatever its stride (other strides are views users pass).
+    ("key_cache not contiguous", ValueError, lambda c: c["key_cache"].size > 1 and c["key_cache"].shape[-1] > 1,
+     _non_contiguous_cache("key_cache")),
     # So is an empty one: T = 0 is left alone.
     ("key [H, Dk] not contiguous", ValueError,
      lambda c: c["key"].ndim == 3 and c["key"].shape[0] > 0 and c["key"].shape[1] > 1 and c["key"].shape[2] > 1,
@@ -166,6 +170,7 @@ def cases(draw):
     door = draw(st.sampled_from(DOORS))
     form = draw(st.sampled_from(FORMS))
     nz = "nz" in form
+    views = "views" in form
     # a quantising mode: int8 on every door, fp8 where it runs (not the emulator's kernel)
     modes = ["auto", "auto", "int8"] + ([] if door == "numpy-emu" else ["fp8", "fp8_e5m2"])
     mode = draw(st.sampled_from(modes))
@@ -183,6 +188,12 @@ def cases(draw):
     heads, dk, dv = draw(st.integers(1, 4)), draw(st.integers(1, 40)), draw(st.integers(1, 40))
     if nz:  # head sizes whole fractals
         dk, dv = fractal * draw(st.integers(1, 3)), fractal * draw(st.integers(1, 3))
+    layout = None
+    if views:  # K and V views of one allocation: one head size
+        dk = dv = draw(st.sampled_from([8, 16, 32, 64]))
+        choices = view_layouts(num_blocks, block_size, heads, dk, cache_nd)
+        names = sorted(n for n in choices if not (door == "numpy-emu" and n == "vllm_paged"))
+        layout = choices[draw(st.sampled_from(names))]
     slot_dtype = draw(st.sampled_from([np.int32, np.int64]))
     # Distinct slots, then some padding (any negative value) and duplicates: a caller error whose
     # winner is not promised, which the emulator reports as two cores writing the same bytes
@@ -191,12 +202,12 @@ def cases(draw):
     pad = rng.random(written) < draw(st.sampled_from([0.0, 0.2, 0.9]))
     # ... which are padding on the emulator, and in a quantising mode (the duplicate-winner check
     # compares the cache with the token's own bytes)
-    pad[slots_total:] |= door == "numpy-emu" or quant
+    pad[slots_total:] |= door == "numpy-emu" or quant or views
     negatives = np.array([-1, -7, np.iinfo(slot_dtype).min, -(2**40)])
     if slot_dtype == np.int32:
         negatives = negatives[:3]
     slots = np.where(pad, negatives[rng.integers(len(negatives), size=written)], slots).astype(slot_dtype)
-    if door != "numpy-emu" and not quant and draw(st.booleans()) and written >= 2:
+    if door != "numpy-emu" and not quant and not views and draw(st.booleans()) and written >= 2:
         slots[-1] = slots[0]
     flat = "head_num" in form
 
@@ -214,11 +225,16 @@ def cases(draw):
     case = {"key": rows(dk, draw(st.sampled_from([0, 1, 13])))}
     if "key_only" not in form:
         case["value"] = rows(dv, draw(st.sampled_from([0, 0, 5])))
-    case["key_cache"] = cache(dk)
-    if "key_only" not in form:
-        case["value_cache"] = cache(dv)
+    if layout is not None:
+        _, base_shape, make_views = layout
+        flat_base = guarded((int(np.prod(base_shape)),), cache_nd, rng)
+        case["key_cache"], case["value_cache"] = make_views(flat_base.reshape(base_shape))
+    else:
+        case["key_cache"] = cache(dk)
+        if "key_only" not in form:
+            case["value_cache"] = cache(dv)
     case["slot_mapping"] = guarded((written,), slot_dtype, rng, values=slots)
-    attrs = {"cache_mode": 1 if nz else 0, "head_num": heads if flat else None}
+    attrs = {"cache_mode": layout[0] if layout else 1 if nz else 0, "head_num": heads if flat else None}
     if quant:
         attrs["kv_cache_dtype"] = mode
         case["k_scale"] = scale_of(rng, heads, dk)
@@ -240,7 +256,7 @@ def cases(draw):
 
 
 # The call forms drawn: key + value or key-only, ND or NZ caches, [T, H, D] or [T, H*D] + head_num.
-FORMS = ("nd", "nd", "key_only", "nz", "nz+key_only", "head_num", "nz+head_num")
+FORMS = ("nd", "nd", "key_only", "nz", "nz+key_only", "head_num", "nz+head_num", "views", "views+head_num")
 
 
 def golden(case, attrs, roots):
@@ -255,7 +271,31 @@ def golden(case, attrs, roots):
             tokens_of.setdefault(s, []).append(t)
     duplicates = {s: ts for s, ts in tokens_of.items() if len(ts) > 1}
     pairs = [(case["key_cache"], want_key)] + ([(case["value_cache"], want_value)] if "value_cache" in case else [])
-    return expected_bytes(roots, pairs), duplicates
+    return expected_view_bytes(roots, pairs), duplicates
+
+
+def expected_view_bytes(roots, pairs):
+    """expected_bytes for views of any strides (K and V halves of one allocation): each written
+    through a view of the same offset and strides into a copy of its root's bytes."""
+    contiguous = [(v, w) for v, w in pairs if v.flags.c_contiguous]
+    out = expected_bytes(roots, contiguous)
+    for view, values in pairs:
+        if view.flags.c_contiguous:
+            continue
+        index, start = locate_start(roots, view)
+        target = np.ndarray(view.shape, view.dtype, buffer=out[index], offset=start, strides=view.strides)
+        target[...] = values
+    return out
+
+
+def locate_start(roots, view):
+    """(root index, byte offset of view's first element): a strided view's nbytes is not its span."""
+    address = view.__array_interface__["data"][0]
+    for index, root in enumerate(roots):
+        start = address - root.__array_interface__["data"][0]
+        if 0 <= start < root.nbytes:
+            return index, start
+    raise ValueError("locate_start: the view is in none of the roots")
 
 
 def accept_any_duplicate_winner(case, attrs, roots, expected, duplicates):

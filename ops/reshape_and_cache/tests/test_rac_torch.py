@@ -290,7 +290,8 @@ BAD_INPUTS = [
     ("value_cache-dv", _with(value_cache=lambda t: torch.zeros(3, 4, 2, 6, dtype=t.dtype)), ValueError, r"value_cache should be .*Dv"),
     ("slots-too-many", _with(slot_mapping=lambda t: torch.arange(7, dtype=t.dtype)), ValueError, r"slot_mapping should be \[T'\] with T' <= T"),
     ("slots-rank", _with(slot_mapping=lambda t: t.view(5, 1)), ValueError, r"slot_mapping should be \[T'\]"),
-    ("key_cache-strided", _with(key_cache=lambda t: torch.zeros(4, 3, 2, 8, dtype=t.dtype).transpose(0, 1)), ValueError, r"key_cache should be contiguous"),
+    # a permuted [num_blocks, block_size] cache is a valid strided cache now; a strided last dim is not
+    ("key_cache-strided", _with(key_cache=lambda t: torch.zeros(3, 4, 2, 16, dtype=t.dtype)[..., ::2]), ValueError, r"key_cache should be contiguous"),
     ("value_cache-strided", _with(value_cache=lambda t: torch.zeros(3, 4, 2, 8, dtype=t.dtype)[..., ::2]), ValueError, r"value_cache should be contiguous"),
     ("key-inner-strided", _with(key=lambda t: torch.zeros(6, 2, 16, dtype=t.dtype)[..., ::2]), ValueError, r"key should have contiguous \[H, D\] rows"),
     ("slot-out-of-range", _with(slot_mapping=lambda t: torch.tensor([0, 5, 12, 1], dtype=t.dtype)), IndexError, r"slot_mapping\[2\] = 12 is out of range"),
@@ -416,3 +417,41 @@ def test_torchair_converter_refuses_forms_the_ge_prototype_lacks(stand_in_torcha
         fn(**{**tensors, "value": None, "value_cache": None}, cache_mode=0, head_num=None, meta_outputs=None)
     with pytest.raises(NotImplementedError, match="cache_mode=1"):
         fn(**tensors, cache_mode=1, head_num=None, meta_outputs=None)
+
+
+# --- strided and head-major caches under Meta / FakeTensor -------------------------------------
+def test_fake_tensor_mode_strided_and_head_major_caches():
+    kv = torch.zeros(4, 2, 8, 2, 16, dtype=torch.float16)  # [nb, 2, bs, H, D]
+    key = torch.randn(5, 2, 16).half()
+    slots = torch.arange(5)
+    with FakeTensorMode() as mode:
+        fk, fkv, fs = mode.from_tensor(key), mode.from_tensor(kv), mode.from_tensor(slots)
+        assert OP(fk, fk.clone(), fkv[:, 0], fkv[:, 1], fs) is None
+        hm = fkv.view(4, 2, 2, 8, 16)  # [nb, 2, H, bs, D]
+        assert OP(fk, fk.clone(), hm[:, 0], hm[:, 1], fs, cache_mode=2) is None
+        with pytest.raises(ValueError, match="contiguous in its last dim"):
+            wide = mode.from_tensor(torch.zeros(4, 8, 2, 32, dtype=torch.float16))
+            OP(fk, fk.clone(), wide[..., ::2], fkv[:, 1], fs)
+
+
+def test_meta_strided_caches():
+    kv = torch.empty(4, 2, 8, 2, 16, dtype=torch.float16, device="meta")
+    key = torch.empty(5, 2, 16, dtype=torch.float16, device="meta")
+    assert OP(key, key, kv[:, 0], kv[:, 1], torch.empty(5, dtype=torch.int64, device="meta")) is None
+
+
+def test_eager_strided_halves_and_refused_overlap():
+    kv = torch.randn(4, 2, 8, 2, 16).half()
+    key, value = torch.randn(5, 2, 16).half(), torch.randn(5, 2, 16).half()
+    slots = torch.tensor([3, 9, -1, 30, 0])
+    want = kv.clone()
+    for t, s in enumerate(slots.tolist()):
+        if s >= 0:
+            want[s // 8, 0, s % 8] = key[t]
+            want[s // 8, 1, s % 8] = value[t]
+    OP(key, value, kv[:, 0], kv[:, 1], slots)
+    assert torch.equal(kv, want)
+    before = kv.clone()
+    with pytest.raises(ValueError, match="should not share memory"):
+        OP(key, value, kv[:, 0], kv[:, 0], slots)
+    assert torch.equal(kv, before)

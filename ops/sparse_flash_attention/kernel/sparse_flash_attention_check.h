@@ -4,7 +4,7 @@
 // query lengths, then their kv lengths, then the block ids they read (PA_BSND: the table entries
 // [0, ceil(act_kv / block_size)) ), then the first n entries of each of their rows' indices
 // (an entry < -1 before the first -1), and publishes its first error. SyncAll<true> (the AIVs);
-// every AIV reads every slot by one DMA; the first error is the one of the earliest phase, then
+// every AIV reads every verdict code by one DMA; the first error is the one of the earliest phase, then
 // the lowest core (= lowest batch); AIV 0 copies it into the error record; AIV 0 of each group
 // writes the group's verdict line and both AIVs set kVerdictReady for their AIC.
 #pragma once

@@ -36,6 +36,7 @@ struct Counters {
   uint64_t vector_ops = 0;        // vector instructions issued (one per API call)
   uint64_t cube_ops = 0;          // Mmad calls
   uint64_t cube_macs = 0;         // multiply-accumulates done by Mmad
+  uint64_t cube_int8_macs = 0;    // of which int8 x int8 (twice the fp16 rate in the timing model)
   uint64_t sync_alls = 0;         // SyncAll barriers passed
 
   void Merge(const Counters& o) {
@@ -49,6 +50,7 @@ struct Counters {
     vector_ops += o.vector_ops;
     cube_ops += o.cube_ops;
     cube_macs += o.cube_macs;
+    cube_int8_macs += o.cube_int8_macs;
     sync_alls += o.sync_alls;
   }
 };

@@ -77,6 +77,13 @@ struct GmRegion {
   uint64_t bytes;
   std::string name;
   GmKind kind;
+  // A strided view (an output that is a view of a bigger allocation): (size, byte stride) per dim
+  // and the element size. A write through a GlobalTensor set on this region must land on the
+  // view's elements: a byte in a gap between them (another view's rows, padding) is
+  // gm-out-of-bounds even inside the span. Empty: every byte of [ptr, ptr + bytes) is the
+  // tensor's. Written regions whose spans overlap must all have views, on disjoint bytes.
+  std::vector<std::pair<int64_t, int64_t>> view = {};
+  uint64_t view_elem_bytes = 0;
 };
 using GmRegions = std::vector<GmRegion>;
 

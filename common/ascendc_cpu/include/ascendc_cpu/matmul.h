@@ -18,7 +18,10 @@
 //  * Fixpipe<T, U, CFG_ROW_MAJOR>(dst GM, src CO1, FixpipeParamsV220): writes the mSize x nSize
 //    result row-major with dstStride elements per row; column block j of the NZ source starts
 //    at j * srcStride * 16 elements. quantPre F322F16 / F322BF16 round to nearest even; reluEn
-//    applies ReLU first.
+//    applies ReLU first. The (L0C, dst) type pair and quantPre must match the dav-c220 table
+//    (float -> float/half/bf16, int32 -> int32/half; NoQuant only for same-type copies);
+//    DEQF16 (int32 -> half, scalar quantisation) computes fp16(int32 * deq scale), the scale
+//    being bits [31:13] of deqScalar read as an fp32 (kernel_operator_fixpipe_v2_impl.h).
 // Pipes: Nd2Nz DataCopy MTE2, LoadData MTE1, Mmad M, Fixpipe FIX; all of them AIC-only (an AIV
 // calling them is a core-type error). Simplified: only rows < m and
 // columns < n (and k < k) are computed, so padding is never read; products are summed in k
@@ -95,7 +98,9 @@ struct MmadParams {
   bool cmatrixInitVal = true;
 };
 
-enum QuantMode_t { NoQuant, F322F16, F322BF16 };
+// The Atlas A2 values, in the documented order (Fixpipe(L0C到GM数据搬运).md). Modelled: NoQuant,
+// F322F16, F322BF16 and DEQF16 (scalar deq scale); the others are an api-constraint.
+enum QuantMode_t { NoQuant, F322F16, F322BF16, DEQF16, VDEQF16, QF322B8_PRE, VQF322B8_PRE, REQ8, VREQ8 };
 
 enum class CO2Layout : uint8_t { NZ = 0, ROW_MAJOR, COLUMN_MAJOR };
 struct FixpipeConfig {
@@ -132,7 +137,8 @@ struct FixpipeParamsV220 {
   uint16_t srcStride = 0;
   uint32_t dstStride = 0;
   QuantMode_t quantPre = QuantMode_t::NoQuant;
-  uint64_t deqScalar;  // no default member value in the real struct either
+  // No default in the real struct (uninitialised): here a marker that a DEQF16 Fixpipe refuses.
+  uint64_t deqScalar = 0xDEADBEEFDEADBEEFull;
   uint16_t ndNum = 1;
   uint16_t srcNdStride = 0;
   uint16_t dstNdStride = 0;
@@ -153,6 +159,34 @@ constexpr uint32_t C0() {
   return 32 / sizeof(T);
 }
 inline uint32_t CeilDiv(uint32_t a, uint32_t b) { return (a + b - 1) / b; }
+
+inline constexpr uint64_t kDeqScalarUnset = 0xDEADBEEFDEADBEEFull;
+// The scale of a DEQF16 deqScalar (bits [31:13], an fp32 with its 13 low mantissa bits dropped),
+// refusing what the hardware would silently change (see Fixpipe below).
+float DeqF16Scale(uint64_t deq, const char* api, SrcLoc loc);
+// Checks the (L0C type U, destination type T) pair and quantPre against the Atlas A2 table.
+void CheckFixpipeMode(bool src_float, bool src_int32, const char* dst_type, AscendC::QuantMode_t q, bool to_l1, SrcLoc loc);
+
+// One L0C value U through Fixpipe into T (to GM or L1): reluPre first, then a copy (T = U), or
+// times the DEQF16 scale (`deq`; a result outside float16 is refused: the hardware's saturation is
+// not documented) or plainly converted, rounded once to nearest even (int32 -> fp32 is exact for
+// |v| <= 2^24).
+template <class T, class U>
+T FixpipeValue(U v, bool relu, bool deq, double scale, const char* api, SrcLoc loc) {
+  if (relu && v < U(0)) v = U(0);
+  if constexpr (std::is_same_v<T, U>) {
+    return v;
+  } else {
+    const double x = static_cast<double>(v) * scale;
+    if (deq && !(std::fabs(x) <= 65504.0)) {
+      Fail(ascendc_cpu::check::kApiConstraint, loc,
+           std::string(api) + " DEQF16: " + std::to_string(static_cast<double>(v)) + " * deq scale " +
+               std::to_string(scale) + " = " + std::to_string(x) +
+               " is outside the float16 range (the hardware's saturation is not documented; choose a smaller scale)");
+    }
+    return FromDouble<T>(x, AscendC::RoundMode::CAST_RINT, loc);
+  }
+}
 
 template <class In>
 struct Acc {
@@ -281,6 +315,27 @@ void Mmad(const LocalTensor<Out>& c, const LocalTensor<In>& a, const LocalTensor
   ascendc_cpu::Counters& cnt = BlockCounters(loc);
   ++cnt.cube_ops;
   cnt.cube_macs += uint64_t{m} * n * k;
+  if constexpr (std::is_same_v<In, int8_t>) cnt.cube_int8_macs += uint64_t{m} * n * k;
+}
+
+template <class T>
+constexpr const char* FixpipeTypeName() {
+  if constexpr (std::is_same_v<T, float>) return "float";
+  else if constexpr (std::is_same_v<T, half>) return "half";
+  else if constexpr (std::is_same_v<T, bfloat16_t>) return "bfloat16_t";
+  else if constexpr (std::is_same_v<T, int32_t>) return "int32_t";
+  else if constexpr (std::is_same_v<T, int8_t>) return "int8_t";
+  else if constexpr (std::is_same_v<T, uint8_t>) return "uint8_t";
+  else return "other";
+}
+
+// Sets the scalar quantisation register that DataCopy(L0C->GM/L1) reads. Fixpipe with
+// FixpipeParamsV220 writes the same register from its deqScalar field (the real impl calls
+// SetQuantPre(deqScalar) for DEQF16), so for Fixpipe only deqScalar counts. AIC only.
+inline void SetFixpipePreQuantFlag(uint64_t config, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+  using namespace ascendc_cpu::detail;
+  PipeScope scope(Pipe::kFix, "SetFixpipePreQuantFlag", loc);
+  (void)config;
 }
 
 template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR>
@@ -292,27 +347,63 @@ void Fixpipe(const GlobalTensor<T>& dst, const LocalTensor<U>& src, const Fixpip
   static_assert(config.format == CO2Layout::ROW_MAJOR, "Fixpipe: only CFG_ROW_MAJOR (NZ -> ND) is modelled");
   CheckPosition(src.Desc(), TPosition::CO1, "src", api, loc);
   if (p.ndNum > 1) Fail(ascendc_cpu::check::kApiConstraint, loc, "Fixpipe: ndNum > 1 is not modelled");
+  CheckFixpipeMode(std::is_same_v<U, float>, std::is_same_v<U, int32_t>, FixpipeTypeName<T>(), p.quantPre, false, loc);
+  const bool deq = p.quantPre == DEQF16;
+  const double scale = deq ? static_cast<double>(DeqF16Scale(p.deqScalar, api, loc)) : 1.0;
   ReadLocal(src.Desc(), 0, 0, 64, api, loc);
   std::vector<T> row(p.nSize);
   for (uint32_t r = 0; r < p.mSize; ++r) {
     for (uint32_t nn = 0; nn < p.nSize; ++nn) {
       const int64_t off = (int64_t{nn / 16} * p.srcStride * 16 + int64_t{r} * 16 + nn % 16) * int64_t{sizeof(U)};
-      U v = *reinterpret_cast<const U*>(ReadLocal(src.Desc(), off, sizeof(U), 1, api, loc));
-      if (p.reluEn && v < U(0)) v = U(0);
-      if constexpr (std::is_same_v<T, U>) {
-        row[nn] = v;
-      } else {
-        if (p.quantPre != F322F16 && p.quantPre != F322BF16) {
-          Fail(ascendc_cpu::check::kApiConstraint, loc, "Fixpipe: converting the type needs quantPre F322F16 or F322BF16");
-        }
-        row[nn] = FromDouble<T>(static_cast<double>(v), RoundMode::CAST_RINT, loc);
-      }
+      const U v = *reinterpret_cast<const U*>(ReadLocal(src.Desc(), off, sizeof(U), 1, api, loc));
+      row[nn] = FixpipeValue<T>(v, p.reluEn, deq, scale, api, loc);
     }
     T* d = dst.GetPhyAddr() + uint64_t{r} * p.dstStride;
     GmWrite(d, uint64_t{p.nSize} * sizeof(T), dst.Bounds(), api, loc);
     std::copy(row.begin(), row.end(), d);
   }
   BlockCounters(loc).local_to_gm.Add(uint64_t{p.mSize} * p.nSize * sizeof(T), p.mSize);
+}
+
+// Fixpipe L0C -> L1 (NZ2NZ; Fixpipe(L0C到L1数据搬运).md): column block j (16 columns) of the NZ
+// source (at j * srcStride * 16 elements) goes to dst + j * dstStride * 32 B, its mSize rows of 16
+// values 32 B apart. Converting only (no NoQuant on this path): float -> half / bfloat16_t,
+// int32 -> half (DEQF16), as to GM. nSize a multiple of 16, dstStride != 0, config CFG_NZ.
+// Modelled for 16-bit destinations only.
+template <class T, class U, const FixpipeConfig& config = CFG_ROW_MAJOR>
+void Fixpipe(const LocalTensor<T>& dst, const LocalTensor<U>& src, const FixpipeParamsV220& p,
+             ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
+  using namespace ascendc_cpu::detail;
+  const char* api = "Fixpipe(L0C->L1)";
+  PipeScope scope(Pipe::kFix, api, loc);
+  CheckPosition(src.Desc(), TPosition::CO1, "src", api, loc);
+  CheckPositionIn(dst.Desc(), Mem::kL1, "dst", api, loc);
+  if (config.format != CO2Layout::NZ) {
+    Fail(ascendc_cpu::check::kApiConstraint, loc, "Fixpipe(L0C->L1): the format must be CFG_NZ (NZ2NZ)");
+  }
+  CheckFixpipeMode(std::is_same_v<U, float>, std::is_same_v<U, int32_t>, FixpipeTypeName<T>(), p.quantPre, true, loc);
+  if (sizeof(T) != 2) Fail(ascendc_cpu::check::kApiConstraint, loc, "Fixpipe(L0C->L1): only 16-bit outputs are modelled");
+  if (p.isChannelSplit) Fail(ascendc_cpu::check::kApiConstraint, loc, "Fixpipe(L0C->L1): isChannelSplit must be false");
+  if (p.nSize % 16 != 0 || p.dstStride == 0) {
+    Fail(ascendc_cpu::check::kApiConstraint, loc,
+         "Fixpipe(L0C->L1): nSize must be a multiple of 16 and dstStride (32-byte units) non-zero, got nSize=" +
+             std::to_string(p.nSize) + " dstStride=" + std::to_string(p.dstStride));
+  }
+  if (p.nSize == 0 || p.mSize == 0) return;  // documented NOP
+  const bool deq = p.quantPre == DEQF16;
+  const double scale = deq ? static_cast<double>(DeqF16Scale(p.deqScalar, api, loc)) : 1.0;
+  ReadLocal(src.Desc(), 0, 0, 64, api, loc);
+  for (uint32_t j = 0; j < p.nSize / 16u; ++j) {
+    for (uint32_t r = 0; r < p.mSize; ++r) {
+      T* d = reinterpret_cast<T*>(WriteLocal(dst.Desc(), (int64_t{j} * p.dstStride + r) * 32, 32, 32, api, loc));
+      for (uint32_t c = 0; c < 16; ++c) {
+        const int64_t off = (int64_t{j} * p.srcStride * 16 + int64_t{r} * 16 + c) * int64_t{sizeof(U)};
+        const U v = *reinterpret_cast<const U*>(ReadLocal(src.Desc(), off, sizeof(U), 1, api, loc));
+        d[c] = FixpipeValue<T>(v, p.reluEn, deq, scale, api, loc);
+      }
+    }
+  }
+  BlockCounters(loc).local_to_local.Add(uint64_t{p.mSize} * p.nSize * sizeof(T), p.nSize / 16u);
 }
 
 }  // namespace AscendC

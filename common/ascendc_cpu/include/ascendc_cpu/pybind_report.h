@@ -41,6 +41,7 @@ inline py::dict CountersToDict(const Counters& c) {
   r["vector_ops"] = c.vector_ops;
   r["cube_ops"] = c.cube_ops;
   r["cube_macs"] = c.cube_macs;
+  r["cube_int8_macs"] = c.cube_int8_macs;
   r["sync_alls"] = c.sync_alls;
   return r;
 }

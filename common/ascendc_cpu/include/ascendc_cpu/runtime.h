@@ -43,6 +43,7 @@ uint8_t* LocalHostPtr(const TensorDesc& t);
 struct GmBounds {
   uintptr_t begin = 0;
   uintptr_t end = 0;
+  int32_t region = -1;  // the region the GlobalTensor was set on (regions with views may overlap)
 };
 GmBounds GmRegionOf(const void* p);
 

@@ -53,8 +53,12 @@ inline constexpr double kVectorStartCycles = 16.0;  // issue/pipeline fill per i
 // Cube unit: one 16x16x16 fp16 fractal multiply-accumulate per cycle = 4096 MACs/cycle (DaVinci
 // architecture, Huawei Hot Chips 31 (2019) "DaVinci: A Scalable Architecture for Neural Network
 // Computing"; 4096 MACs x 2 x 32 cores x ~1 GHz ~ 256 TFLOPS fp16 for Ascend 910). Applied to
-// every input dtype (estimate: fp32 is slower, int8 faster).
+// half / bfloat16_t / float inputs (estimate: fp32 is slower on hardware).
 inline constexpr double kCubeMacsPerCycle = 4096.0;
+// int8 x int8 -> int32: twice the fp16 rate. Vendor figures: Ascend 910 "256 TFLOPS FP16 /
+// 512 TOPS INT8" (Huawei's 2019 launch and Hot Chips 31 material, as quoted by the press);
+// assumed to hold for the 910B AI Core (estimate: no 910B per-dtype cube figure was read).
+inline constexpr double kCubeInt8MacsPerCycle = 2 * kCubeMacsPerCycle;
 inline constexpr double kCubeStartCycles = 16.0;  // estimate
 
 // MTE1 (L1 -> L0A/L0B LoadData) bytes per cycle. Estimate.

@@ -43,7 +43,11 @@ void launch_on_stream(uint32_t block_dim, aclrtStream stream, const std::array<l
 #ifdef AOP_WITH_NPU_SIM
   const aclError rc = ascend_sim::launch_task(stream, Op::kKernel, [tensors, p, block_dim] {
     ascendc_cpu::GmRegions regions;
-    for (size_t i = 0; i < N; ++i) ascend_sim::add_region(regions, p[i], tensors[i].name, launch::emu_kind(tensors[i].role));
+    for (size_t i = 0; i < N; ++i) {
+      if (p[i] == nullptr) continue;
+      ascend_sim::add_region(regions, p[i], tensors[i].name, launch::emu_kind(tensors[i].role));
+      launch::add_view(regions.back(), tensors[i]);  // a strided output: its elements, not the allocation's rest
+    }
     ascend_sim::add_region(regions, p[N], launch::kWorkspaceName, ascendc_cpu::GmKind::kWorkspace);
     ascend_sim::add_region(regions, p[N + 1], launch::kRecordName, ascendc_cpu::GmKind::kOutput);
     ascend_sim::add_region(regions, p[N + 2], launch::kTilingName, ascendc_cpu::GmKind::kInput);

@@ -9,11 +9,19 @@ module                     their call                                           
 ``vllm_mindspore``         ``vllm_mindspore._custom_ops.advance_step_flashattn``    adv_step_flash
 ``vllm``                   ``vllm._custom_ops.reshape_and_cache_flash`` ("auto",    reshape_and_cache
                            fp8 with k_scale / v_scale)
+``vllm``                   ``vllm._custom_ops.advance_step_flashattn``              adv_step_flash
 ``vllm``                   ``vllm._custom_ops.indexer_k_quant_and_cache`` (fused    indexer_k_quant_and_cache
                            fp8 + float32 scale cache, ue8m0)
-``custom_pypto``           ``torch.ops.custom.npu_lightning_indexer_pto``           lightning_indexer
-``vllm_ascend``            ``torch.ops.custom.npu_lightning_indexer`` (vllm-ascend  lightning_indexer
-                           / torch_npu keyword form)
+``custom_pypto``           ``torch.ops.custom_pypto.npu_lightning_indexer_pto``     lightning_indexer
+                           (-> Tensor)
+``vllm_ascend``            ``torch.ops._C_ascend.npu_lightning_indexer``            lightning_indexer
+                           (current form, -> (Tensor, Tensor))
+``vllm_ascend``            ``npu_lightning_indexer_legacy``: the old single-tensor  lightning_indexer
+                           form (-> Tensor)
+``torch_npu``              ``torch_npu.npu_lightning_indexer`` (-> (Tensor,         lightning_indexer
+                           Tensor); pre_tokens / next_tokens, return_value)
+``ms_custom_ops``          ``ms_custom_ops.lightning_indexer`` (integer layouts,    lightning_indexer
+                           -> Tensor)
 ``vllm_ascend``            ``torch.ops._C_ascend.npu_sparse_flash_attention``       sparse_flash_attention
                            (vllm-ascend's schema: attention_mode defaults to 2)
 ``vllm_ascend``            C8 write (``_quantize_kv_to_int8`` +                     reshape_and_cache

@@ -22,20 +22,39 @@ def compress_key_lengths(actual_seq_lengths_key, cmp_ratio, layout_key):
     return ends // cmp_ratio, ends % cmp_ratio
 
 
+NO_LIMIT = 9223372036854775807  # 2**63 - 1: torch_npu's pre_tokens / next_tokens default, the only value it takes
+
+
 def lightning_indexer(op, query, key, weights, actual_seq_lengths_query, actual_seq_lengths_key, block_table,
-                      layout_query, layout_key, sparse_count, sparse_mode, cmp_ratio=1):
-    """Their weights may carry a trailing 1 ([B, S1, N1, 1] / [T, N1, 1]); they return only the
-    indices. cmp_ratio > 1: vllm-ascend's uncompressed key lengths (compress_key_lengths)."""
-    if len(weights.shape) == len(query.shape) and weights.shape[-1] == 1:
-        weights = weights.reshape(tuple(weights.shape[:-1]))
+                      layout_query, layout_key, sparse_count, sparse_mode, cmp_ratio=1, return_value=False):
+    """The op's (sparse_indices, sparse_values or None); weights with a trailing 1 go to the op as
+    they are (it takes them). cmp_ratio > 1: vllm-ascend's uncompressed key lengths
+    (compress_key_lengths)."""
     residual = None
     if cmp_ratio != 1:
         if not isinstance(cmp_ratio, int) or cmp_ratio < 1:
             raise ValueError(f"lightning_indexer: cmp_ratio should be in [1, 128] but is {cmp_ratio}")
         actual_seq_lengths_key, residual = compress_key_lengths(actual_seq_lengths_key, cmp_ratio, layout_key)
-    indices, _ = op.lightning_indexer(query, key, weights, actual_seq_lengths_query=actual_seq_lengths_query,
-                                      actual_seq_lengths_key=actual_seq_lengths_key, block_table=block_table,
-                                      cmp_residual_k=residual, layout_query=layout_query, layout_key=layout_key,
-                                      sparse_count=sparse_count, sparse_mode=sparse_mode, cmp_ratio=cmp_ratio,
-                                      return_value=False)
-    return indices
+    return op.lightning_indexer(query, key, weights, actual_seq_lengths_query=actual_seq_lengths_query,
+                                actual_seq_lengths_key=actual_seq_lengths_key, block_table=block_table,
+                                cmp_residual_k=residual, layout_query=layout_query, layout_key=layout_key,
+                                sparse_count=sparse_count, sparse_mode=sparse_mode, cmp_ratio=cmp_ratio,
+                                return_value=return_value)
+
+
+def npu_lightning_indexer_pair(op, name, query, key, weights, actual_seq_lengths_query, actual_seq_lengths_key,
+                               block_table, layout_query, layout_key, sparse_count, sparse_mode, pre_tokens,
+                               next_tokens, return_value, cmp_ratio=1):
+    """torch_npu's / vllm-ascend's current form: ``(sparse_indices, sparse_values)``, the values in
+    query's dtype (op-plugin allocates them so), an empty [0] tensor of query's dtype unless
+    ``return_value``. pre_tokens / next_tokens: only 2**63 - 1, as documented there."""
+    for arg, value in (("pre_tokens", pre_tokens), ("next_tokens", next_tokens)):
+        if value != NO_LIMIT:
+            raise ValueError(f"{name}: {arg} should be {NO_LIMIT} (2**63 - 1, the only value torch_npu and "
+                             f"vllm-ascend support) but is {value}")
+    indices, values = lightning_indexer(op, query, key, weights, actual_seq_lengths_query, actual_seq_lengths_key,
+                                        block_table, layout_query, layout_key, sparse_count, sparse_mode, cmp_ratio,
+                                        bool(return_value))
+    if values is None:
+        return indices, query.new_empty((0,))
+    return indices, values.to(query.dtype)

@@ -1,16 +1,38 @@
 """torch_npu's call forms (``torch_npu.npu_*``), translated to ascend-ops (PyTorch)."""
 from __future__ import annotations
 
+from ._indexer import NO_LIMIT as _NO_LIMIT
+from ._indexer import npu_lightning_indexer_pair as _indexer_pair
 from ._quant_indexer import lightning_indexer_quant as _lightning_indexer_quant
 from ._require import require_op
 from ._sfa import npu_sparse_flash_attention as _sparse_flash_attention
 
 _op = require_op("ascend_ops.sparse_flash_attention", "ascend-op-sparse-flash-attention", __name__)
+_li_op = require_op("ascend_ops.lightning_indexer", "ascend-op-lightning-indexer", __name__)
 _liq_op = require_op("ascend_ops.lightning_indexer_quant", "ascend-op-lightning-indexer-quant", __name__)
 
-__all__ = ["npu_quant_lightning_indexer", "npu_sparse_flash_attention"]
+__all__ = ["npu_lightning_indexer", "npu_quant_lightning_indexer", "npu_sparse_flash_attention"]
 
-_NO_LIMIT = 9223372036854775807  # 2**63 - 1
+
+def npu_lightning_indexer(query, key, weights, *, actual_seq_lengths_query=None, actual_seq_lengths_key=None,
+                          block_table=None, layout_query="BSND", layout_key="BSND", sparse_count=2048,
+                          sparse_mode=3, pre_tokens=_NO_LIMIT, next_tokens=_NO_LIMIT, return_value=False):
+    """``torch_npu.npu_lightning_indexer`` (op-plugin ``docs/context/torch_npu-npu_lightning_indexer.md``
+    and ``LightningIndexerKernelNpuOpApi.cpp``): the top-``sparse_count`` key positions per query
+    token. Same positional / keyword-only split, keywords and defaults: ``layout_key`` defaults
+    to "BSND" (pass "PA_BSND" for a paged cache), ``pre_tokens`` / ``next_tokens`` to 2**63 - 1,
+    the only value torch_npu supports (anything else is refused with ValueError). Weights
+    ``[B, S1, N1]`` / ``[T, N1]``, or with a trailing 1.
+
+    Returns ``(sparse_indices, sparse_values)`` as torch_npu: int32 indices; with
+    ``return_value`` the scores in query's dtype (op-plugin allocates them so; ours are float32,
+    rounded once, -inf at -1), else an empty tensor of shape [0] in query's dtype. torch_npu
+    documents ``return_value`` for non-PA keys only; ours takes it with every layout.
+    ``sparse_count``: ours takes 1..8192 (torch_npu documents [1, 2048]).
+    -> :func:`ascend_ops.lightning_indexer.lightning_indexer`."""
+    return _indexer_pair(_li_op, "npu_lightning_indexer", query, key, weights, actual_seq_lengths_query,
+                         actual_seq_lengths_key, block_table, layout_query, layout_key, sparse_count, sparse_mode,
+                         pre_tokens, next_tokens, return_value)
 
 
 def npu_sparse_flash_attention(query, key, value, sparse_indices, scale_value, *, block_table=None,

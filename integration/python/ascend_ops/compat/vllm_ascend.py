@@ -1,9 +1,11 @@
-"""vllm-ascend / torch_npu call forms (``torch.ops.custom.npu_lightning_indexer``,
+"""vllm-ascend's call forms (``torch.ops._C_ascend.npu_lightning_indexer``,
 ``torch.ops._C_ascend.npu_sparse_flash_attention``, the C8 KV-cache write), translated to
 ascend-ops (PyTorch)."""
 from __future__ import annotations
 
+from ._indexer import NO_LIMIT as _NO_LIMIT
 from ._indexer import lightning_indexer as _lightning_indexer
+from ._indexer import npu_lightning_indexer_pair as _indexer_pair
 from ._quant_indexer import lightning_indexer_quant as _lightning_indexer_quant
 from ._require import require_op
 from ._sfa import npu_sparse_flash_attention as _sparse_flash_attention
@@ -13,19 +15,43 @@ _sfa_op = require_op("ascend_ops.sparse_flash_attention", "ascend-op-sparse-flas
 _rac_op = require_op("ascend_ops.reshape_and_cache", "ascend-op-reshape-and-cache", __name__)
 _liq_op = require_op("ascend_ops.lightning_indexer_quant", "ascend-op-lightning-indexer-quant", __name__)
 
-__all__ = ["npu_lightning_indexer", "npu_lightning_indexer_quant", "npu_sparse_flash_attention",
-           "reshape_and_cache_c8"]
-
-_NO_LIMIT = 9223372036854775807  # 2**63 - 1
+__all__ = ["npu_lightning_indexer", "npu_lightning_indexer_legacy", "npu_lightning_indexer_quant",
+           "npu_sparse_flash_attention", "reshape_and_cache_c8"]
 
 
 def npu_lightning_indexer(query, key, weights, *, actual_seq_lengths_query=None, actual_seq_lengths_key=None,
-                          block_table=None, layout_query="BSND", layout_key="PA_BSND", sparse_count=2048,
-                          sparse_mode=3, cmp_ratio=1):
-    """vllm-ascend's ``npu_lightning_indexer``: the top-``sparse_count`` key positions per query token.
-    Same keywords and defaults (query / key / weights positional or by keyword, the rest
-    keyword-only); TND ``actual_seq_lengths_query`` are cumulative ends, as documented there.
-    Returns the int32 indices only, as the original.
+                          block_table=None, layout_query="BSND", layout_key="BSND", sparse_count=2048,
+                          sparse_mode=3, pre_tokens=_NO_LIMIT, next_tokens=_NO_LIMIT, return_value=False,
+                          cmp_ratio=1):
+    """vllm-ascend's current ``torch.ops._C_ascend.npu_lightning_indexer`` (``csrc/torch_binding.cpp``,
+    2026-08; the schema of ``torch_npu.npu_lightning_indexer``): the top-``sparse_count`` key
+    positions per query token. Same keywords and defaults (``layout_key`` defaults to "BSND";
+    query / key / weights positional or by keyword, the rest keyword-only); weights ``[T, N1]`` or
+    ``[T, N1, 1]`` (BSND alike); TND lengths are cumulative ends.
+
+    Returns ``(sparse_indices, sparse_values)`` as vllm-ascend: int32 indices, and the scores in
+    query's dtype when ``return_value`` (float32 in our op, rounded once), else an empty tensor of
+    shape [0] in query's dtype -- so ``topk_indices, _ = npu_lightning_indexer(...)`` works
+    (vllm_ascend/device/device_op.py). ``pre_tokens`` / ``next_tokens``: only the default
+    2**63 - 1 (the only value documented there); anything else is refused with ValueError.
+    ``return_value`` is taken with every key layout (vllm-ascend documents it for non-PA keys).
+
+    ``cmp_ratio`` (ours, not in the schema; default 1): vllm-ascend's DeepSeek-V4 convention,
+    see :func:`npu_lightning_indexer_legacy`.
+    -> :func:`ascend_ops.lightning_indexer.lightning_indexer`."""
+    return _indexer_pair(_op, "npu_lightning_indexer", query, key, weights, actual_seq_lengths_query,
+                         actual_seq_lengths_key, block_table, layout_query, layout_key, sparse_count, sparse_mode,
+                         pre_tokens, next_tokens, return_value, cmp_ratio)
+
+
+def npu_lightning_indexer_legacy(query, key, weights, *, actual_seq_lengths_query=None,
+                                 actual_seq_lengths_key=None, block_table=None, layout_query="BSND",
+                                 layout_key="PA_BSND", sparse_count=2048, sparse_mode=3, cmp_ratio=1):
+    """The OLD single-tensor form (``torch.ops.custom.npu_lightning_indexer`` of cann-recipes-infer;
+    vllm-ascend's ``_C_ascend`` op returned the same before its pair, with ``layout_key="BSND"``
+    as default): returns the int32 indices ALONE. Kept under this name only, so that the current
+    form never returns a different shape silently; ``layout_key`` defaults to "PA_BSND" as in
+    cann-recipes-infer (pass it for vllm-ascend's old default).
 
     ``cmp_ratio`` (DeepSeek-V4's compressed keys) takes vllm-ascend's V4 convention (its
     ``npu_vllm_quant_lightning_indexer``): ``key`` holds compressed rows but
@@ -33,9 +59,8 @@ def npu_lightning_indexer(query, key, weights, *, actual_seq_lengths_query=None,
     ``actual_seq_lengths_key // cmp_ratio`` compressed rows, ``cmp_residual_k =
     actual_seq_lengths_key % cmp_ratio`` (per batch; TND: of the differences of the ends).
     -> :func:`ascend_ops.lightning_indexer.lightning_indexer`."""
-    return _lightning_indexer(_op, query, key, weights,
-                              actual_seq_lengths_query, actual_seq_lengths_key, block_table, layout_query,
-                              layout_key, sparse_count, sparse_mode, cmp_ratio)
+    return _lightning_indexer(_op, query, key, weights, actual_seq_lengths_query, actual_seq_lengths_key,
+                              block_table, layout_query, layout_key, sparse_count, sparse_mode, cmp_ratio)[0]
 
 
 def npu_sparse_flash_attention(query, key, value, sparse_indices, scale_value, *, block_table=None,

@@ -57,7 +57,12 @@ def reshape_and_cache(
     o = s % block_size, row = key[t] flattened to its H*Dk elements:
       cache_mode 0 (ND): key_cache[b, o] = key[t];
       cache_mode 1 (NZ): key_cache[b, j // F, o, j % F] = row[j] for every j < H*Dk,
-      F = 32 bytes / itemsize. The same for value. s < 0 writes nothing (padding).
+      F = 32 bytes / itemsize;
+      cache_mode 2 (head-major ND [num_blocks, H, block_size, Dk]): key_cache[b, h, o] = key[t, h];
+      cache_mode 3 (vLLM paged): key_cache[b, h, d // x, o, d % x] = key[t, h, d] (key_cache
+      [num_blocks, H, Dk/x, block_size, x], x = 16 bytes / itemsize), value_cache[b, h, d, o] =
+      value[t, h, d] (value_cache [num_blocks, H, Dv, block_size]). The same for value.
+    Any cache may be a strided view: the values are what counts. s < 0 writes nothing (padding).
     Raises IndexError for s >= num_blocks * block_size. Duplicate slots: the last token wins
     here; the op itself does not promise which one. head_num only reshapes a [T, H*D] input.
 
@@ -77,7 +82,7 @@ def reshape_and_cache(
             src = quantize(rows, kv_cache_dtype, scale, shift, quotient=quotient).view(cache.dtype)
         out = cache.copy()
         num_blocks = cache.shape[0]
-        block_size = cache.shape[2] if cache_mode == 1 else cache.shape[1]
+        block_size = {1: cache.shape[2], 2: cache.shape[2], 3: cache.shape[3]}.get(cache_mode, cache.shape[1])
         num_slots = num_blocks * block_size
         src = np.asarray(src)
         rows = src.reshape(src.shape[0], int(np.prod(src.shape[1:], dtype=np.int64)))
@@ -90,6 +95,15 @@ def reshape_and_cache(
             if cache_mode == 1:
                 # out[block, j // F, offset, j % F] = rows[t][j] for every j
                 out[block, :, offset, :] = rows[t].reshape(-1, cache.shape[3])
+            elif cache_mode == 2:
+                # head-major: out[block, h, offset, d] = row[h, d]
+                out[block, :, offset, :] = rows[t].reshape(cache.shape[1], cache.shape[3])
+            elif cache_mode == 3 and cache.ndim == 5:
+                # vLLM paged key: out[block, h, d // x, offset, d % x] = row[h, d]
+                out[block, :, :, offset, :] = rows[t].reshape(cache.shape[1], cache.shape[2], cache.shape[4])
+            elif cache_mode == 3:
+                # vLLM paged value: out[block, h, d, offset] = row[h, d]
+                out[block, :, :, offset] = rows[t].reshape(cache.shape[1], cache.shape[2])
             else:
                 out[block, offset] = rows[t].reshape(cache.shape[2:])
         outs.append(out)
