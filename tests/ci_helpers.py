@@ -100,7 +100,7 @@ def cmake_dir() -> str:
     return str(Path(__file__).parent / "cmake")
 ''',
     "common/python/ascend_ops/common/cli.py": '''\
-"""Toy `ascend-ops`: --version, list, platforms, check <op> (calls ascend_ops.<op>.check())."""
+"""Toy `ascend-ops`: --version, list, platforms, check <op or package> (calls ascend_ops.<op>.check())."""
 import argparse
 import importlib
 import sys
@@ -127,6 +127,8 @@ def main(argv=None):
         return 0
     if args.cmd == "check":
         for name in args.ops or sorted(ops):
+            if name.startswith("ascend-op-"):  # a package: the toy ships one op each
+                name = name[len("ascend-op-"):].replace("-", "_")
             if name not in ops:
                 print(f"not installed: {name}")
                 return 2

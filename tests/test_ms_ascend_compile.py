@@ -33,12 +33,13 @@ import pytest
 
 from ascend_ops.common import codegen
 from ascend_ops.common.registry import installed_ops
+from ascend_ops.devkit.npu_compile_check import op_source
 
 ROOT = Path(__file__).resolve().parent.parent
 OPS = tuple(op.name for op in installed_ops())
 # The Ascend adapter (AOP_MS_ASCEND) is built only for ops with an AscendC kernel (a cpu-only op,
 # ascend_ops_add_op without kernel/, has none to compile).
-OPS_WITH_KERNELS = tuple(op for op in OPS if any((ROOT / "ops" / op / "kernel").glob("*_kernel.cpp")))
+OPS_WITH_KERNELS = tuple(op for op in OPS if op_source(ROOT, op).has_kernel)
 TEMPLATES = ROOT / "common" / "cmake"
 SOURCES = ("ms_module.cpp", "ms_graph_npu.cpp")  # the _ms module and its graph kernels, rendered
 GRAPH_KERNEL = "ms_graph_npu.cpp"
@@ -55,9 +56,9 @@ def _in_place(op: str) -> tuple:
 
 
 def _render(op: str, source: str, out: Path) -> Path:
-    """A template of common/cmake rendered for `op` as ascend_ops_add_op() does (@AOP_OP@)."""
+    """A template of common/cmake rendered for `op` as ascend_ops_add_op() does."""
     path = out / f"{op}_{source}"
-    path.write_text((TEMPLATES / f"{source}.in").read_text().replace("@AOP_OP@", op))
+    path.write_text(op_source(ROOT, op).render((TEMPLATES / f"{source}.in").read_text()))
     return path
 
 
@@ -117,7 +118,7 @@ def objects(ms_root, tmp_path_factory) -> dict:
         cmd = ["g++", "-std=c++17", "-O0", "-fPIC", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror",
                "-Wno-missing-field-initializers", "-DAOP_MS_ASCEND=1", "-D_GLIBCXX_USE_CXX11_ABI=0",
                "-DENABLE_FAST_HASH_TABLE=1", "-DMS_EXTENSION_NAME=_ms", f'-DAOP_OP_NAME="{op}"',
-               '-DAOP_OP_VERSION="0.0.0"', f"-I{ROOT / 'ops' / op}", f"-I{ROOT / 'common' / 'include'}",
+               '-DAOP_OP_VERSION="0.0.0"', f"-I{op_source(ROOT, op).dir}", f"-I{ROOT / 'common' / 'include'}",
                *_includes(ms_root), "-c", str(src), "-o", str(obj)]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         return job, obj, proc

@@ -17,10 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from ascend_ops.common.registry import installed_ops
 from ascend_ops.devkit import npu_compile_check
 
 ROOT = Path(__file__).resolve().parent.parent
-OPS_WITH_KERNELS = sorted({p.parent.parent for p in ROOT.glob("ops/*/kernel/*_kernel.cpp")})
+OPS = [npu_compile_check.op_source(ROOT, op.name) for op in installed_ops()]
+OPS_WITH_KERNELS = [op for op in OPS if op.has_kernel]
 NPU_LAUNCH_TEMPLATE = ROOT / "common" / "cmake" / "npu_launch.cpp.in"
 
 
@@ -34,21 +36,24 @@ def torch_npu_root() -> Path:
 
 def test_every_op_with_a_kernel_has_a_launch_description():
     assert OPS_WITH_KERNELS
-    for op_dir in OPS_WITH_KERNELS:
-        assert (op_dir / "op.h").is_file(), f"{op_dir.name} has a kernel but no op.h"
+    for op in OPS_WITH_KERNELS:
+        assert (op.dir / op.description).is_file(), f"{op.name} has a kernel but no {op.description}"
+    # every kernel source in the tree is some op's
+    assert {p.parent.parent for p in ROOT.glob("ops/*/kernel/*_kernel.cpp")} <= {op.dir for op in OPS_WITH_KERNELS}
 
 
-@pytest.mark.parametrize("op_dir", OPS_WITH_KERNELS, ids=lambda p: p.name)
-def test_npu_launch_compiles_against_acl_headers(op_dir, torch_npu_root, tmp_path):
+@pytest.mark.parametrize("op", OPS_WITH_KERNELS, ids=lambda op: op.name)
+def test_npu_launch_compiles_against_acl_headers(op, torch_npu_root, tmp_path):
+    op_dir = op.dir
     source = tmp_path / "npu_launch.cpp"
-    source.write_text(NPU_LAUNCH_TEMPLATE.read_text().replace("@AOP_OP@", op_dir.name))
+    source.write_text(op.render(NPU_LAUNCH_TEMPLATE.read_text()))
     cmd = [
         "g++", "-std=c++17", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-DAOP_WITH_NPU=1",
         f"-I{op_dir}", f"-I{ROOT / 'common' / 'include'}", f"-isystem{torch_npu_root / 'include'}",
         str(source),
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
-    assert proc.returncode == 0, f"{op_dir.name}'s run_npu does not compile against ACL:\n{proc.stderr}"
+    assert proc.returncode == 0, f"{op.name}'s run_npu does not compile against ACL:\n{proc.stderr}"
 
 
 # --- common's NPU glue and the simulated runtime's ACL subset ---------------------------------

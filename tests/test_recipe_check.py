@@ -1,6 +1,6 @@
 """ci/recipe-check over the real packages (the session fixture's run): real ``.conda`` packages
 built by rattler-build, their recipe tests run by it, each op installed alone by py-rattler,
-``ascend-ops check <op>`` run there, and a common of another minor or ABI refused."""
+``ascend-ops check <package>`` (every op it ships) run there, and a common of another minor or ABI refused."""
 
 from __future__ import annotations
 
@@ -48,7 +48,7 @@ def test_every_package_is_built_and_tested_by_rattler_build(real_recipe_check, r
     for pkg in repo_packages:
         if pkg.kind == "op":
             log = logs[pkg.dir.replace("/", "_") + ".log"]
-            assert f"+ ascend-ops check {pkg.op}" in log and "all tests passed" in log
+            assert f"+ ascend-ops check {pkg.name}" in log and "all tests passed" in log
         elif pkg.kind in ("devkit", "integration"):  # noarch python: imports and pip check
             log = logs[pkg.dir + ".log"]
             assert "pip check passed" in log and "all tests passed" in log, log[-2000:]

@@ -116,7 +116,7 @@ def torch_npu_root() -> Path:
 
 # Only ops with an AscendC kernel get a PrivateUse1 adapter (a cpu-only op, ascend_ops_add_op
 # without kernel/, builds none).
-OPS_WITH_KERNELS = [op for op in OPS if any((REPO / "ops" / op / "kernel").glob("*_kernel.cpp"))]
+OPS_WITH_KERNELS = [op for op in OPS if npu_compile_check.op_source(REPO, op).has_kernel]
 
 
 @pytest.mark.parametrize("op", OPS_WITH_KERNELS)
@@ -124,7 +124,7 @@ def test_npu_adapter_compiles_and_calls_only_exported_symbols(op, torch_npu_root
     """The generated PrivateUse1 registration compiles with the flags the real build uses, and
     every symbol it needs is ours (aop::) or exported by libtorch_npu, torch or the C++ runtime:
     the adapter links where torch_npu is installed (EXEC_NPU_CMD would not)."""
-    obj = npu_compile_check.compile_adapter(REPO / "ops" / op, REPO, torch_npu_root)
+    obj = npu_compile_check.compile_adapter(npu_compile_check.op_source(REPO, op), REPO, torch_npu_root)
     assert obj.stat().st_size > 0
     missing, needed = npu_compile_check.undefined_symbols(obj, torch_npu_root)
     assert not missing, f"the PrivateUse1 adapter needs symbols no library exports: {missing}"

@@ -11,7 +11,7 @@ whose channels are that local channel -- and checked there.
 3. ``install``: per op and variant, ``python -m conda create -p <prefix> python`` then ``python -m
    conda install -p <prefix> ascend-op-<op>`` (the torch variant: ``"ascend-op-<op>=*=torch_*"
    pytorch``) with a condarc listing the local channels, as a user configures them; the op is
-   imported and ``ascend-ops check <op>`` run there. Last, ``conda install ascend-ops`` (every op)
+   imported and ``ascend-ops check <package>`` (every op it ships) run there. Last, ``conda install ascend-ops`` (every op)
    and ``ascend-ops check``.
 
 Prints a table (package, variant, build time, size, install time, check) and exits 1 if anything
@@ -112,7 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ci/packages",
         description="Build every package with conda-build into a local channel (stand-ins for what "
                     "no offline channel has), then `conda install` each op alone into a fresh "
-                    "environment from that channel and run `ascend-ops check <op>` there.")
+                    "environment from that channel and run `ascend-ops check <package>` there.")
     p.add_argument("--conda-build", metavar="PATH", help="the conda-build script (default: on PATH)")
     p.add_argument("--workdir", default="build/packages", help="channels, environments, logs")
     p.add_argument("--no-torch", action="store_true", help="skip the ops' framework=torch variant")
@@ -213,7 +213,7 @@ def _install(python: Path, pkg: Package, variant: str, row: Row, workdir: Path, 
         row.install_s = round(_run([*conda, "install", "-q", "-p", prefix, *specs], log, env), 1)
         module = f"ascend_ops.{pkg.op}" if pkg.op else "ascend_ops.compat"
         _run([prefix / "bin" / "python", "-c", f"import {module}"], log, env)
-        check = [str(prefix / "bin" / "ascend-ops"), "check", *([pkg.op] if pkg.op else [])]
+        check = [str(prefix / "bin" / "ascend-ops"), "check", *([pkg.name] if pkg.op else [])]
         proc = subprocess.run(check, capture_output=True, text=True, env=env, timeout=1800)
         with open(log, "a", encoding="utf-8") as out:
             out.write("\n+ " + " ".join(check) + "\n" + proc.stdout + proc.stderr)

@@ -1,7 +1,12 @@
 # ascend_ops_add_op(): the one build every op uses, so each op's CMakeLists.txt is a single call.
 #
 #   ascend_ops_add_op(<op>
-#     VERSION <x.y.z>       default: python/ascend_ops/<op>/_version.py's __version__
+#     VERSION <x.y.z>       default: python/ascend_ops/<op>/_version.py's __version__, else the
+#                           package's version (scikit-build-core's SKBUILD_PROJECT_VERSION)
+#     DESCRIPTION <file>    the op's description, relative to the package root; default op.h.
+#                           Given: HOST and KERNEL are only the files listed (no globs)
+#     PACKAGE <name>        the distribution the op ships in; default the package being built
+#                           (SKBUILD_PROJECT_NAME), else ascend-op-<op with dashes>
 #     HOST <files>          framework-neutral C++ (validate, tiling, CPU kernel); built once
 #                           per C++ ABI that a module needs; default host/*.cpp
 #     KERNEL <files>        AscendC kernels (default kernel/*_kernel.cpp), one __global__ kernel per file, each followed by
@@ -30,6 +35,11 @@
 #   on the emulator: where common was built with it (./dev, CI) and CANN is not found).
 # Everything is installed into ascend_ops/<op>/ next to a generated _build_info.py that says
 # which backends and frameworks were built, for `ascend-ops list` and the loader.
+#
+# One package may ship several ops (lightning_indexer and lightning_indexer_quant share host and
+# kernel code): one call per op in its CMakeLists.txt, each with its own description (DESCRIPTION),
+# explicit HOST / KERNEL lists and python/ascend_ops/<op>/. Targets are named <op>_core,
+# <op>_torch, <op>_ms (modules _core, _torch, _ms) and generated files go to <binary dir>/<op>/.
 include_guard(GLOBAL)
 include(${CMAKE_CURRENT_LIST_DIR}/AscendOpsFrameworks.cmake)
 
@@ -58,6 +68,7 @@ endfunction()
 
 function(_aop_module_common target op)
   set_target_properties(${target} PROPERTIES
+    LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/${op}  # several ops' _core in one build
     CXX_VISIBILITY_PRESET hidden VISIBILITY_INLINES_HIDDEN ON
     BUILD_RPATH_USE_ORIGIN ON
     INSTALL_RPATH "$ORIGIN/../common/lib;$ORIGIN/../../torch/lib;$ORIGIN/../../mindspore/lib")
@@ -68,18 +79,36 @@ endfunction()
 
 function(ascend_ops_add_op op)
   cmake_parse_arguments(PARSE_ARGV 1 A ""
-    "VERSION" "HOST;KERNEL;KERNEL_LAUNCH;NPU_HOST;CORE;TORCH;TORCH_NPU;MINDSPORE;MINDSPORE_ASCEND")
+    "VERSION;DESCRIPTION;PACKAGE" "HOST;KERNEL;KERNEL_LAUNCH;NPU_HOST;CORE;TORCH;TORCH_NPU;MINDSPORE;MINDSPORE_ASCEND")
   # Defaults: the version of python/ascend_ops/<op>/_version.py (the one version source), the
   # host sources host/*.cpp, the kernels kernel/*_kernel.cpp.
-  if(NOT A_VERSION)
-    file(STRINGS ${CMAKE_CURRENT_SOURCE_DIR}/python/ascend_ops/${op}/_version.py _version REGEX "__version__")
+  set(_version_py ${CMAKE_CURRENT_SOURCE_DIR}/python/ascend_ops/${op}/_version.py)
+  if(NOT A_VERSION AND EXISTS ${_version_py})
+    file(STRINGS ${_version_py} _version REGEX "__version__")
     string(REGEX MATCH "[0-9]+\\.[0-9]+\\.[0-9]+" A_VERSION "${_version}")
   endif()
-  if(NOT A_HOST)
+  if(NOT A_VERSION AND SKBUILD_PROJECT_VERSION)
+    string(REGEX MATCH "[0-9]+\\.[0-9]+\\.[0-9]+" A_VERSION "${SKBUILD_PROJECT_VERSION}")
+  endif()
+  if(NOT A_PACKAGE)
+    if(SKBUILD_PROJECT_NAME)  # normalised with underscores: the distribution's name has dashes
+      string(REPLACE "_" "-" A_PACKAGE "${SKBUILD_PROJECT_NAME}")
+    else()
+      string(REPLACE "_" "-" A_PACKAGE "ascend-op-${op}")
+    endif()
+  endif()
+  # This op's generated sources and files (one package may build several ops).
+  set(_bin ${CMAKE_CURRENT_BINARY_DIR}/${op})
+  # The globs serve a package's one op (op.h); an op with its own DESCRIPTION shares the
+  # package's directories and gets only the HOST / KERNEL files it lists.
+  if(NOT A_HOST AND NOT A_DESCRIPTION)
     file(GLOB A_HOST CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/host/*.cpp)
   endif()
-  if(NOT A_KERNEL)
+  if(NOT A_KERNEL AND NOT A_DESCRIPTION)
     file(GLOB A_KERNEL CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/kernel/*_kernel.cpp)
+  endif()
+  if(NOT A_DESCRIPTION)
+    set(A_DESCRIPTION op.h)
   endif()
   if(NOT A_VERSION OR NOT A_HOST)
     message(FATAL_ERROR "ascend_ops_add_op(${op}): no version (python/ascend_ops/${op}/_version.py) or no host "
@@ -95,7 +124,7 @@ function(ascend_ops_add_op op)
   # An op described in op.h gets its torch entries generated (torch_module.cpp.in); TORCH adds
   # files of its own.
   set(_described FALSE)
-  if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/op.h)
+  if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/${A_DESCRIPTION})
     set(_described TRUE)
   endif()
   set(_torch_found FALSE)
@@ -160,7 +189,7 @@ function(ascend_ops_add_op op)
   # run_npu of an op with a kernel: generated (build/generated/npu_launch.cpp) unless given.
   if(A_KERNEL AND NOT A_NPU_HOST)
     set(AOP_OP ${op})
-    set(A_NPU_HOST ${CMAKE_CURRENT_BINARY_DIR}/generated/npu_launch.cpp)
+    set(A_NPU_HOST ${_bin}/generated/npu_launch.cpp)
     configure_file(${_AOP_CMAKE_DIR}/npu_launch.cpp.in ${A_NPU_HOST} @ONLY)
   endif()
 
@@ -197,76 +226,77 @@ function(ascend_ops_add_op op)
   # --- _core: NumPy front door for the cpu and emu backends --------------------------------
   if(_described)
     set(AOP_OP ${op})
-    set(_core_gen ${CMAKE_CURRENT_BINARY_DIR}/generated/core_module.cpp)
+    set(_core_gen ${_bin}/generated/core_module.cpp)
     configure_file(${_AOP_CMAKE_DIR}/core_module.cpp.in ${_core_gen} @ONLY)
     list(APPEND A_CORE ${_core_gen})
   endif()
   if(NOT A_CORE)
     message(FATAL_ERROR "ascend_ops_add_op(${op}): describe the op in op.h or give CORE sources")
   endif()
-  pybind11_add_module(_core MODULE ${A_CORE})
-  _aop_module_common(_core ${op})
-  target_link_libraries(_core PRIVATE ${_host1})
+  pybind11_add_module(${op}_core MODULE ${A_CORE})
+  set_target_properties(${op}_core PROPERTIES OUTPUT_NAME _core)
+  _aop_module_common(${op}_core ${op})
+  target_link_libraries(${op}_core PRIVATE ${_host1})
   if(_emu)
-    target_link_libraries(_core PRIVATE ${op}_kernel_emu)
-    target_compile_definitions(_core PRIVATE AOP_WITH_EMU=1)
+    target_link_libraries(${op}_core PRIVATE ${op}_kernel_emu)
+    target_compile_definitions(${op}_core PRIVATE AOP_WITH_EMU=1)
   endif()
   if(_npu)
-    target_link_libraries(_core PRIVATE ${op}_npu_host)
+    target_link_libraries(${op}_core PRIVATE ${op}_npu_host)
   endif()
   # The simulated NPU path: NPU_HOST compiled against the simulated runtime's acl/acl.h, the
   # op's <op>_launch a task that runs the kernel on the emulator (CORE's host/sim_launch.cpp).
   aop_resolve_option(_sim AOP_WITH_NPU_SIM "${_sim_found}" "common built with AOP_WITH_NPU_SIM=ON")
   if(_sim AND _emu AND A_NPU_HOST AND NOT _npu)
-    target_sources(_core PRIVATE ${A_NPU_HOST})
-    target_link_libraries(_core PRIVATE AscendOpsCommon::ascend_sim)
-    target_compile_definitions(_core PRIVATE AOP_WITH_NPU_SIM=1)
+    target_sources(${op}_core PRIVATE ${A_NPU_HOST})
+    target_link_libraries(${op}_core PRIVATE AscendOpsCommon::ascend_sim)
+    target_compile_definitions(${op}_core PRIVATE AOP_WITH_NPU_SIM=1)
   else()
     set(_sim FALSE)
   endif()
 
   # --- _torch: the PyTorch library fragment ------------------------------------------------
   if(_torch)
-    set(_init ${CMAKE_CURRENT_BINARY_DIR}/_torch_module_init.cpp)
+    set(_init ${_bin}/_torch_module_init.cpp)
     set(AOP_MODULE_NAME _torch)
     configure_file(${_AOP_CMAKE_DIR}/module_init.cpp.in ${_init} @ONLY)
     if(_described)
       set(AOP_OP ${op})
-      set(_torch_gen ${CMAKE_CURRENT_BINARY_DIR}/generated/torch_module.cpp)
+      set(_torch_gen ${_bin}/generated/torch_module.cpp)
       configure_file(${_AOP_CMAKE_DIR}/torch_module.cpp.in ${_torch_gen} @ONLY)
       list(APPEND A_TORCH ${_torch_gen})
-      set(_torch_npu_gen ${CMAKE_CURRENT_BINARY_DIR}/generated/torch_npu_module.cpp)
+      set(_torch_npu_gen ${_bin}/generated/torch_npu_module.cpp)
       configure_file(${_AOP_CMAKE_DIR}/torch_npu_module.cpp.in ${_torch_npu_gen} @ONLY)
       list(APPEND A_TORCH_NPU ${_torch_npu_gen})
     endif()
-    add_library(_torch MODULE ${A_TORCH} ${_init})
-    set_target_properties(_torch PROPERTIES PREFIX "" SUFFIX ".${Python_SOABI}${CMAKE_SHARED_MODULE_SUFFIX}")
-    _aop_module_common(_torch ${op})
+    add_library(${op}_torch MODULE ${A_TORCH} ${_init})
+    set_target_properties(${op}_torch PROPERTIES OUTPUT_NAME _torch PREFIX "" SUFFIX ".${Python_SOABI}${CMAKE_SHARED_MODULE_SUFFIX}")
+    _aop_module_common(${op}_torch ${op})
     _aop_host_library(_host_t ${op} ${AOP_TORCH_CXX11_ABI} ${A_HOST})
-    target_link_libraries(_torch PRIVATE ${_host_t} aop::torch Python::Module)
+    target_link_libraries(${op}_torch PRIVATE ${_host_t} aop::torch Python::Module)
     # torch's CPU wheels parallelise with OpenMP: at::parallel_for (which the adapters hand the
     # CPU kernels' work to) is inline code that runs serially unless compiled with -fopenmp.
     # libgomp.so.1 then resolves to the copy torch has already loaded: one OpenMP team.
-    target_compile_options(_torch PRIVATE -fopenmp)
-    target_link_options(_torch PRIVATE -fopenmp)
+    target_compile_options(${op}_torch PRIVATE -fopenmp)
+    target_link_options(${op}_torch PRIVATE -fopenmp)
     if(_tnpu)
-      target_sources(_torch PRIVATE ${A_TORCH_NPU})
-      target_include_directories(_torch SYSTEM PRIVATE ${AOP_TORCH_NPU_ROOT}/include ${AOP_CANN_ROOT}/include)
-      target_link_libraries(_torch PRIVATE ${op}_npu_host ${AOP_TORCH_NPU_ROOT}/lib/libtorch_npu.so)
+      target_sources(${op}_torch PRIVATE ${A_TORCH_NPU})
+      target_include_directories(${op}_torch SYSTEM PRIVATE ${AOP_TORCH_NPU_ROOT}/include ${AOP_CANN_ROOT}/include)
+      target_link_libraries(${op}_torch PRIVATE ${op}_npu_host ${AOP_TORCH_NPU_ROOT}/lib/libtorch_npu.so)
       # _torch then needs libtorch_npu.so (DT_NEEDED): find it beside torch when the loader
       # imports torch without auto-loading torch_npu.
-      set_property(TARGET _torch APPEND PROPERTY INSTALL_RPATH "$ORIGIN/../../torch_npu/lib")
+      set_property(TARGET ${op}_torch APPEND PROPERTY INSTALL_RPATH "$ORIGIN/../../torch_npu/lib")
     endif()
   endif()
 
   # --- the Python front doors (api.py, torch_ops.py, ms.py) and MindSpore's Ascend op yaml,
   # generated from the description: the op's describe program prints it (describe.cpp.in),
   # ascend_ops.common.codegen writes the files (build/front/; installed into ascend_ops/<op>/).
-  set(_front ${CMAKE_CURRENT_BINARY_DIR}/front)
+  set(_front ${_bin}/front)
   if(_described)
     set(AOP_OP ${op})
-    configure_file(${_AOP_CMAKE_DIR}/describe.cpp.in ${CMAKE_CURRENT_BINARY_DIR}/generated/describe.cpp @ONLY)
-    add_executable(${op}_describe ${CMAKE_CURRENT_BINARY_DIR}/generated/describe.cpp)
+    configure_file(${_AOP_CMAKE_DIR}/describe.cpp.in ${_bin}/generated/describe.cpp @ONLY)
+    add_executable(${op}_describe ${_bin}/generated/describe.cpp)
     target_link_libraries(${op}_describe PRIVATE ${_host1})
     set(_front_py ${_front}/_description.py ${_front}/api.py ${_front}/torch_ops.py ${_front}/ms.py)
     add_custom_command(OUTPUT ${_front_py} ${_front}/ms_ascend/${op}_op.yaml ${_front}/description.json
@@ -282,17 +312,17 @@ function(ascend_ops_add_op op)
   if(_ms)
     if(_described)
       set(AOP_OP ${op})
-      configure_file(${_AOP_CMAKE_DIR}/ms_module.cpp.in ${CMAKE_CURRENT_BINARY_DIR}/generated/ms_module.cpp @ONLY)
-      list(APPEND A_MINDSPORE ${CMAKE_CURRENT_BINARY_DIR}/generated/ms_module.cpp)
-      configure_file(${_AOP_CMAKE_DIR}/ms_graph_npu.cpp.in ${CMAKE_CURRENT_BINARY_DIR}/generated/ms_graph_npu.cpp @ONLY)
-      list(APPEND A_MINDSPORE_ASCEND ${CMAKE_CURRENT_BINARY_DIR}/generated/ms_graph_npu.cpp)
+      configure_file(${_AOP_CMAKE_DIR}/ms_module.cpp.in ${_bin}/generated/ms_module.cpp @ONLY)
+      list(APPEND A_MINDSPORE ${_bin}/generated/ms_module.cpp)
+      configure_file(${_AOP_CMAKE_DIR}/ms_graph_npu.cpp.in ${_bin}/generated/ms_graph_npu.cpp @ONLY)
+      list(APPEND A_MINDSPORE_ASCEND ${_bin}/generated/ms_graph_npu.cpp)
     endif()
-    add_library(_ms MODULE ${A_MINDSPORE})
-    set_target_properties(_ms PROPERTIES PREFIX "" SUFFIX ".${Python_SOABI}${CMAKE_SHARED_MODULE_SUFFIX}")
-    _aop_module_common(_ms ${op})
+    add_library(${op}_ms MODULE ${A_MINDSPORE})
+    set_target_properties(${op}_ms PROPERTIES OUTPUT_NAME _ms PREFIX "" SUFFIX ".${Python_SOABI}${CMAKE_SHARED_MODULE_SUFFIX}")
+    _aop_module_common(${op}_ms ${op})
     _aop_host_library(_host0 ${op} 0 ${A_HOST})
-    target_compile_definitions(_ms PRIVATE MS_EXTENSION_NAME=_ms)
-    target_link_libraries(_ms PRIVATE ${_host0} aop::mindspore Python::Module)
+    target_compile_definitions(${op}_ms PRIVATE MS_EXTENSION_NAME=_ms)
+    target_link_libraries(${op}_ms PRIVATE ${_host0} aop::mindspore Python::Module)
     if(_msa)
       # The NPU host code once more with C++ ABI 0, for the _ms module (MindSpore's ABI).
       add_library(${op}_npu_host0 STATIC ${A_NPU_HOST})
@@ -301,17 +331,17 @@ function(ascend_ops_add_op op)
       target_link_libraries(${op}_npu_host0 PUBLIC ${_host0} ${op}_kernel_npu
         ${AOP_CANN_ROOT}/lib64/libascendcl.so)
       target_compile_definitions(${_host0} PUBLIC AOP_WITH_NPU=1)
-      target_sources(_ms PRIVATE ${A_MINDSPORE_ASCEND})
-      target_compile_definitions(_ms PRIVATE AOP_MS_ASCEND=1)
-      target_link_libraries(_ms PRIVATE ${op}_npu_host0 ${_ms_plugin}/libmindspore_ascend.so.2
+      target_sources(${op}_ms PRIVATE ${A_MINDSPORE_ASCEND})
+      target_compile_definitions(${op}_ms PRIVATE AOP_MS_ASCEND=1)
+      target_link_libraries(${op}_ms PRIVATE ${op}_npu_host0 ${_ms_plugin}/libmindspore_ascend.so.2
         ${_ms_plugin}/libmindspore_ops_ascend.so)
-      set_property(TARGET _ms APPEND PROPERTY INSTALL_RPATH "$ORIGIN/../../mindspore/lib/plugin")
+      set_property(TARGET ${op}_ms APPEND PROPERTY INSTALL_RPATH "$ORIGIN/../../mindspore/lib/plugin")
       # The graph primitive, built ahead of time: MindSpore's own generator (what
       # CustomOpBuilder(op_def=...).load() runs) on the op's yaml gives the OpDef (compiled into
       # _ms beside the MS_CUSTOM_OPS_REGISTER kernel) and the primitive class, installed as
       # ascend_ops/<op>/_ms_graph.py; its eager function is ascend_ops.<op>.ms.<yaml name>.
       set(_ms_yaml ${_front}/ms_ascend/${op}_op.yaml)
-      set(_ms_gen ${CMAKE_CURRENT_BINARY_DIR}/ms_graph_gen)
+      set(_ms_gen ${_bin}/ms_graph_gen)
       set(_ms_generator ${AOP_MINDSPORE_ROOT}/ops_generate)
       add_custom_command(OUTPUT ${_ms_gen}/gen_custom_ops_def.cc ${_ms_gen}/gen_ops_prim.py
         COMMAND ${CMAKE_COMMAND} -E env PYTHONPATH=${_ms_generator} ${Python_EXECUTABLE}
@@ -320,7 +350,7 @@ function(ascend_ops_add_op op)
         WORKING_DIRECTORY ${_ms_generator}
         DEPENDS ${_ms_yaml}
         COMMENT "ascend-ops ${op}: MindSpore Ascend graph primitive from ${_ms_yaml}")
-      target_sources(_ms PRIVATE ${_ms_gen}/gen_custom_ops_def.cc)
+      target_sources(${op}_ms PRIVATE ${_ms_gen}/gen_custom_ops_def.cc)
       install(FILES ${_ms_gen}/gen_ops_prim.py DESTINATION ascend_ops/${op} RENAME _ms_graph.py)
     endif()
   endif()
@@ -337,7 +367,7 @@ function(ascend_ops_add_op op)
   set(AOP_OP_VERSION ${A_VERSION})
   set(AOP_BUILT_TORCH_VERSION "${AOP_TORCH_VERSION}")
   set(AOP_BUILT_MINDSPORE_VERSION "${AOP_MINDSPORE_VERSION}")
-  configure_file(${_AOP_CMAKE_DIR}/op_build_info.py.in ${CMAKE_CURRENT_BINARY_DIR}/_build_info.py @ONLY)
-  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/_build_info.py DESTINATION ascend_ops/${op})
+  configure_file(${_AOP_CMAKE_DIR}/op_build_info.py.in ${_bin}/_build_info.py @ONLY)
+  install(FILES ${_bin}/_build_info.py DESTINATION ascend_ops/${op})
   message(STATUS "ascend-ops ${op} ${A_VERSION}: cpu=ON emu=${_emu} npu=${_npu} npu_sim=${_sim} torch=${_torch} torch_npu=${_tnpu} mindspore=${_ms} mindspore_ascend=${_msa}")
 endfunction()

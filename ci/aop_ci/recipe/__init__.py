@@ -7,7 +7,7 @@
                    cmake, ninja, the compilers and the C library, each pointing at this machine's.
 :mod:`.check`      ``ci/recipe-check``: common, then each op against the channel holding that
                    common, with the recipes' tests in rattler-build's test environments; then
-                   each op solved and installed alone by py-rattler, ``ascend-ops check <op>``
+                   each op solved and installed alone by py-rattler, ``ascend-ops check <package>`` (every op it ships)
                    run there, and a common of another minor or ABI refused by the solver.
 
 Everything but the stand-ins is the real tools' behaviour: rendering, selectors, variants,

@@ -7,7 +7,7 @@ without conda channels, then installed alone and checked.
    compiler / C library / python keys set to this machine's; rattler-build runs each recipe's
    ``tests:`` in its own test environments (imports, ``pip check``, ``ascend-ops ...``).
 3. ``install``: each op solved **alone** by py-rattler against the two channels, installed into
-   an empty prefix, and ``ascend-ops check <op>`` run there.
+   an empty prefix, and ``ascend-ops check <package>`` (every op it ships) run there.
 4. ``refuse``: probe packages of common -- the next minor, and the same minor with the next C
    ABI -- are added to a third channel: asked for beside the op, the solver must refuse each one;
    asked for the op alone, it must still choose the common that was built.
@@ -101,7 +101,7 @@ def _install_and_check(op: Package, result, channels: List[Path], probes: Path,
                CONDA_PREFIX=str(prefix), PYTHONNOUSERSITE="1")
     env.pop("PYTHONPATH", None)
     env.pop("VIRTUAL_ENV", None)
-    proc = subprocess.run([str(prefix / "bin" / "ascend-ops"), "check", op.op], env=env,
+    proc = subprocess.run([str(prefix / "bin" / "ascend-ops"), "check", op.name], env=env,
                           capture_output=True, text=True, timeout=900)
     out["check_output"] = (proc.stdout + proc.stderr)[-3000:]
     out["prefix"] = str(prefix)
@@ -132,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ci/recipe-check",
         description="Build the conda packages for real with rattler-build (common first, then "
                     "each op against it), run their recipe tests, install each op alone with "
-                    "py-rattler and run `ascend-ops check <op>` there; an incompatible common "
+                    "py-rattler and run `ascend-ops check <package>` there; an incompatible common "
                     "must be refused. Dependencies not built here come from local stand-ins.")
     p.add_argument("--package", action="append", default=[], metavar="NAME",
                    help="package name, directory or op name (repeatable; common is always built)")
@@ -238,7 +238,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                 failed |= res.get("check") != "ok" or not all_refused or not real_common
                 if res.get("check") != "ok":
                     say(str(res.get("check_output", "")))
-                say(f"   installed alone ({res.get('spec')}): ascend-ops check {pkg.op}: "
+                say(f"   installed alone ({res.get('spec')}): ascend-ops check {pkg.name}: "
                     f"{res.get('check')}; common of another minor or ABI: "
                     f"{'refused' if all_refused else refused}; common chosen: "
                     f"{res.get('common_chosen_with_probes')}")

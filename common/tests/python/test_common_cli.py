@@ -127,6 +127,21 @@ def test_check_selected_ops(capsys, fake_op):
     assert code == 2 and "not installed: fakenothere" in err and "fakebad2" in err
 
 
+def test_check_a_package_checks_every_op_it_ships(capsys, fake_op):
+    # Two ops in one distribution (as lightning_indexer and lightning_indexer_quant): the
+    # package's name selects both, an op's name only itself.
+    shared = ('from ascend_ops.common.registry import OpInfo\n'
+              'OP = OpInfo(name="{name}", package="ascend-op-fakepair", checks="ascend_ops.{name}._check:cases")\n')
+    for name in ("fakepairone", "fakepairtwo"):
+        fake_op(name, fails=False, files={"_info.py": shared.format(name=name)})
+    fake_op("fakeother", fails=False)
+    code, out, _ = run(capsys, "check", "ascend-op-fakepair")
+    assert code == 0 and "fakepairone" in out and "fakepairtwo" in out and "fakeother" not in out
+    assert "4 passed, 0 failed, 6 skipped" in out
+    code, out, _ = run(capsys, "check", "fakepairtwo")
+    assert code == 0 and "fakepairone" not in out and "2 passed, 0 failed, 3 skipped" in out
+
+
 def test_module_entry_point(child_env, common_lib):
     out = subprocess.run([sys.executable, "-m", "ascend_ops.common", "platforms"], env=child_env(),
                          capture_output=True, text=True)

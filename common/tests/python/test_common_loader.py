@@ -51,6 +51,15 @@ def test_names():
         load_native("not a name", "core")
 
 
+def test_distribution_is_the_one_the_build_recorded(make_op, build_info_text):
+    # lightning_indexer_quant ships in ascend-op-lightning-indexer: its _build_info says so, and
+    # a reinstall hint must name that package, not one derived from the op's name.
+    make_op("fakesecondop", {"_build_info.py": 'DISTRIBUTION = "ascend-op-fake-first"\n' + build_info_text()})
+    assert loader.distribution_name("fakesecondop") == "ascend-op-fake-first"
+    make_op("fakeplainop", {"_build_info.py": build_info_text()})
+    assert loader.distribution_name("fakeplainop") == "ascend-op-fakeplainop"
+
+
 def test_every_error_is_an_import_error():
     for exc in (AbiMismatch, AdapterNotBuilt, CommonLibraryError, FrameworkMissing,
                 FrameworkVersionMismatch, NativeLoadError, OpNotInstalled):

@@ -152,9 +152,13 @@ def _aliases(op: OpInfo) -> List[str]:
 
 
 def _select(ops: Sequence[OpInfo], names: Sequence[str]) -> Optional[List[OpInfo]]:
+    """The ops named, in order; a package's name selects every op it ships."""
     if not names:
         return list(ops)
-    table: Dict[str, OpInfo] = {alias: op for op in ops for alias in _aliases(op)}
+    table: Dict[str, List[OpInfo]] = {}
+    for op in ops:
+        for alias in dict.fromkeys(_aliases(op)):
+            table.setdefault(alias, []).append(op)
     unknown = [n for n in names if n not in table]
     if unknown:
         known = ", ".join(op.name for op in ops) or "none"
@@ -163,8 +167,7 @@ def _select(ops: Sequence[OpInfo], names: Sequence[str]) -> Optional[List[OpInfo
         return None
     chosen: List[OpInfo] = []
     for n in names:
-        if table[n] not in chosen:
-            chosen.append(table[n])
+        chosen.extend(op for op in table[n] if op not in chosen)
     return chosen
 
 
@@ -268,7 +271,7 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Run each op's check cases (every built backend and "
                                    "front door against the NumPy reference). Exit status 1 "
                                    "if any failed.")
-    p.add_argument("ops", nargs="*", help="op names (default: every installed op)")
+    p.add_argument("ops", nargs="*", help="op or package names (a package: every op it ships; default: every installed op)")
     p.add_argument("--backend", action="append", choices=BACKENDS,
                    help="only this backend (repeatable)")
     p.set_defaults(func=_cmd_check)

@@ -75,10 +75,18 @@ def op_module(op_package: str) -> str:
 
 
 def distribution_name(op_package: str) -> str:
-    """Return the distribution of an op: ``ascend_ops.my_op`` ->
+    """Return the distribution that ships an op: the one its build recorded (``DISTRIBUTION`` of
+    its ``_build_info``: a package may ship several ops), else ``ascend_ops.my_op`` ->
     ``ascend-op-my-op``."""
-    short = op_module(op_package).rpartition(".")[2]
-    return "ascend-op-" + short.replace("_", "-")
+    package = op_module(op_package)
+    try:
+        info = build_info(package)
+    except ImportError:  # a broken op package: name the distribution its name implies
+        info = None
+    recorded = getattr(info, "DISTRIBUTION", None)
+    if isinstance(recorded, str) and recorded:
+        return recorded
+    return "ascend-op-" + package.rpartition(".")[2].replace("_", "-")
 
 
 def native_module_name(op_package: str, piece: str) -> str:

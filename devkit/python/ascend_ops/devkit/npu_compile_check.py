@@ -15,10 +15,39 @@ import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Tuple
 
-__all__ = ["torch_npu_root", "compile_adapter", "undefined_symbols"]
+__all__ = ["OpSource", "op_source", "torch_npu_root", "compile_adapter", "undefined_symbols"]
+
+
+@dataclass(frozen=True)
+class OpSource:
+    """Where an installed op's sources are in the repository: its package directory (a package may
+    ship several ops) and its description there (``op.h``, ``op_quant.h``)."""
+
+    name: str
+    dir: Path
+    description: str
+    has_kernel: bool
+
+    def render(self, template: str) -> str:
+        """A template of common/cmake as ascend_ops_add_op() renders it for this op."""
+        return template.replace("@AOP_OP@", self.name).replace("@A_DESCRIPTION@", self.description)
+
+
+def op_source(repo: Path, op: str) -> OpSource:
+    """The package directory (the ``ops/*/pyproject.toml`` whose ``ascend_ops.ops`` entry points
+    name ``op``), the description and whether an AscendC kernel was built (the op's build info)."""
+    from ascend_ops.common.loader import build_info
+
+    for pyproject in sorted(Path(repo).glob("ops/*/pyproject.toml")):
+        if f'\n{op} = "ascend_ops.{op}._info:OP"' in pyproject.read_text():
+            info = build_info(op)
+            return OpSource(op, pyproject.parent, getattr(info, "DESCRIPTION", "op.h"),
+                            bool(info is not None and info.BACKENDS.get("emu")))
+    raise LookupError(f"no ops/*/pyproject.toml declares the op {op!r}")
 
 
 def torch_npu_root(repo: Path) -> Path:
@@ -35,19 +64,19 @@ def torch_npu_root(repo: Path) -> Path:
     return Path(proc.stdout.strip().splitlines()[-1])
 
 
-def compile_adapter(op_dir: Path, repo: Path, npu_root: Path) -> Path:
+def compile_adapter(op: OpSource, repo: Path, npu_root: Path) -> Path:
     """Compile the op's generated PrivateUse1 registration to
     ``repo/build/torch_npu_compile_check_<op>/npu.o``."""
     import torch
     from torch.utils.cpp_extension import include_paths
 
-    op_dir, repo = Path(op_dir), Path(repo)
-    build = repo / "build" / f"torch_npu_compile_check_{op_dir.name}"
+    op_dir, repo = op.dir, Path(repo)
+    build = repo / "build" / f"torch_npu_compile_check_{op.name}"
     build.mkdir(parents=True, exist_ok=True)
     out = build / "npu.o"
     source = build / "torch_npu_module.cpp"
     template = repo / "common" / "cmake" / "torch_npu_module.cpp.in"
-    source.write_text(template.read_text().replace("@AOP_OP@", op_dir.name))
+    source.write_text(op.render(template.read_text()))
     cmd = [
         "g++", "-std=c++20", "-c", "-fPIC", "-O1", "-fvisibility=hidden", "-Wall", "-Wextra", "-Werror",
         f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}",
@@ -57,7 +86,7 @@ def compile_adapter(op_dir: Path, repo: Path, npu_root: Path) -> Path:
         str(source), "-o", str(out),
     ]
     proc = subprocess.run(cmd, capture_output=True, text=True)
-    assert proc.returncode == 0, f"{op_dir.name}'s PrivateUse1 adapter does not compile against torch_npu's headers:\n{proc.stderr}"
+    assert proc.returncode == 0, f"{op.name}'s PrivateUse1 adapter does not compile against torch_npu's headers:\n{proc.stderr}"
     return out
 
 
