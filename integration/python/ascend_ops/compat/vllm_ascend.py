@@ -13,7 +13,7 @@ from ._sfa import npu_sparse_flash_attention as _sparse_flash_attention
 _op = require_op("ascend_ops.lightning_indexer", "ascend-op-lightning-indexer", __name__)
 _sfa_op = require_op("ascend_ops.sparse_flash_attention", "ascend-op-sparse-flash-attention", __name__)
 _rac_op = require_op("ascend_ops.reshape_and_cache", "ascend-op-reshape-and-cache", __name__)
-_liq_op = require_op("ascend_ops.lightning_indexer_quant", "ascend-op-lightning-indexer-quant", __name__)
+_liq_op = require_op("ascend_ops.lightning_indexer_quant", "ascend-op-lightning-indexer", __name__)
 
 __all__ = ["npu_lightning_indexer", "npu_lightning_indexer_legacy", "npu_lightning_indexer_quant",
            "npu_sparse_flash_attention", "reshape_and_cache_c8"]

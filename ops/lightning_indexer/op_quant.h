@@ -24,7 +24,7 @@ struct Op {
     lightning_indexer::CpuPlan plan;
   };
   static constexpr const char* kName = "lightning_indexer_quant";
-  static constexpr const char* kPackage = "ascend-op-lightning-indexer-quant";
+  static constexpr const char* kPackage = "ascend-op-lightning-indexer";
   static constexpr const char* kDoc = R"doc(Indices of the top ``sparse_count`` visible keys of every query row, from int8 queries and keys.
 
 ``score[r, j] = sum_h weights[r, h] * ReLU(qs[r, h] * ks[j, g] * dot(query[r, h, :], key[j, g, :]))``

@@ -10,7 +10,7 @@ this package are imported, in either order. NumPy arrays run the C++ CPU kernel 
 """
 from ascend_ops.common.torch_registration import register_when_torch_imported as _register_when_torch_imported
 
-from ._version import __version__
+from ascend_ops.lightning_indexer._version import __version__  # one package, one version
 from .api import lightning_indexer_quant
 
 __all__ = ["__version__", "lightning_indexer_quant"]

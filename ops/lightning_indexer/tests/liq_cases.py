@@ -9,15 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
-import sys
-from pathlib import Path
-
 import numpy as np
 
 from ascend_ops.lightning_indexer_quant import reference
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "lightning_indexer" / "tests"))
-from li_cases import RTOL, assert_topk  # noqa: E402,F401  (the float op's comparison rule)
+from li_cases import RTOL, assert_topk  # noqa: F401  (the float op's comparison rule)
 
 Q_LAYOUTS = ("BSND", "TND")
 K_LAYOUTS = ("PA_BSND", "BSND", "TND")

@@ -3,6 +3,6 @@ from ascend_ops.common.registry import OpInfo
 
 OP = OpInfo(
     name="lightning_indexer_quant",
-    package="ascend-op-lightning-indexer-quant",
+    package="ascend-op-lightning-indexer",
     checks="ascend_ops.lightning_indexer_quant._check:cases",
 )
