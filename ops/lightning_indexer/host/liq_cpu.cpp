@@ -22,6 +22,7 @@ class QuantScorer {
   QuantScorer(const Args& a, const Dims& d, int64_t KT)
       : a_(a), kernel_(dot_kernel()), G_(d.heads_q / d.heads_k), N1_(d.heads_q), N2_(d.heads_k), D_(d.head_dim),
         Gp_((G_ + kHeadLanes - 1) / kHeadLanes * kHeadLanes), words_(packed_words(Gp_, D_)),
+        block_size_(d.block_size), block_stride_(a.layout_key == Layout::kPA_BSND ? d.key_block_stride : 0),
         ks_(static_cast<size_t>(KT)) {}
 
   // Each row's query packed for the dot kernel, its bias and wq = weights * qs in float32
@@ -54,8 +55,16 @@ class QuantScorer {
     const int64_t stride = N2_ * D_;
     int64_t row = -1;
     for (int64_t j = 0; j < n; ++j) {
-      // the next row of the same block or BSND / TND slab, else a division (a new block)
-      row = j > 0 && keys[j] == keys[j - 1] + stride ? row + 1 : (keys[j] - base) / stride;
+      // the next row of the same block or BSND / TND slab, else a division (a new block, which
+      // a strided PA key places key_block_stride elements from the last; the scales are packed)
+      if (j > 0 && keys[j] == keys[j - 1] + stride) {
+        ++row;
+      } else if (block_stride_ > 0) {
+        const int64_t at = keys[j] - base;
+        row = at / block_stride_ * block_size_ + at % block_stride_ / stride;
+      } else {
+        row = (keys[j] - base) / stride;
+      }
       to_float(sdt, scales + (row * N2_ + head_) * s_elem, 1, ks_.data() + j, 1);
     }
     for (int64_t j = 0; j < next_n; ++j) {
@@ -72,6 +81,7 @@ class QuantScorer {
   const Args& a_;
   const DotKernel& kernel_;
   const int64_t G_, N1_, N2_, D_, Gp_, words_;
+  const int64_t block_size_, block_stride_;  // PA_BSND: rows per block, elements between blocks
   int64_t head_ = 0;
   std::vector<int32_t> packed_, bias_;
   std::vector<float> wq_, ks_;

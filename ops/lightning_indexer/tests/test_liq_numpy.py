@@ -104,3 +104,21 @@ def test_large_sparse_count():
     args = make(shape, "BSND", "BSND", seed=6)
     idx, val = lightning_indexer_quant(**args, sparse_mode=0, return_value=True)
     assert_topk(idx, val, reference_rows(args, 0), shape.k)
+
+
+def test_strided_paged_key_is_read_where_it_lies():
+    # The K half of a [num_blocks, 2, block_size, N2, D] cache (vLLM's kv[:, 0]): blocks lie
+    # 2 * block_size * N2 * D apart; the result is that of the same keys packed.
+    shape = SHAPES[0]
+    args = make(shape, "BSND", "PA_BSND", seed=11)
+    key = args["key"]
+    pool = np.zeros((key.shape[0], 2) + key.shape[1:], dtype=key.dtype)
+    pool[:, 0] = key
+    pool[:, 1] = -key  # the other half: any read of it would change the scores
+    strided = dict(args, key=pool[:, 0])
+    assert not strided["key"].flags["C_CONTIGUOUS"]
+    want = lightning_indexer_quant(**args, return_value=True)
+    got = lightning_indexer_quant(**strided, return_value=True)
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(got[1], want[1])
+    assert_topk(got[0], got[1], reference_rows(args, 3), shape.k)
