@@ -175,6 +175,7 @@ TypeError, ValueError, IndexError naming the argument, the expected and the actu
             {"workspace_per_aic", t.workspace_per_aic},
             {"workspace_floats", t.workspace_floats},
             {"wq_offset", t.wq_offset},
+            {"wq_group_rows", t.wq_group_rows},
             {"wq_chunk_rows", t.wq_chunk_rows},
             {"ub_bytes", kernel_ub_bytes(t)}};
   }

@@ -6,7 +6,7 @@
 // work items and key splits (kernel/lightning_indexer_work.h, one query row per item), check phase
 // (kernel/lightning_indexer_check.h), slot hand-off (kernel/lightning_indexer_handshake.h), AIV
 // top-k, split merge and outputs (kernel/lightning_indexer_vector.h); what differs:
-//   AIVs, first: wq for every query row into the workspace (kernel/liq_weights.h);
+//   AIVs, first: wq of their group's query rows into the workspace (kernel/liq_weights.h);
 //   AIC: int8 k . q^T, Fixpipe DEQF16 + ReLU into L1, float16 wq . a^T on the cube: one float32
 //        row per key block (kernel/liq_cube.h);
 //   AIVs: the row times the key scales (kernel/liq_key_scale.h), then the float op's mask, sort,

@@ -16,11 +16,13 @@
 // L1 buffers of stage 1's output take turns (FIX_MTE1 / MTE1_FIX flags, ids 0 and 1). Key tiles
 // are double buffered in L1 and L0A, the L0C tiles of both stages too. No auto-sync exists on the
 // AIC: every hand-off between its pipes is a queue event or an explicit flag.
-// Check phase: the first tile's stage 1 runs while the AIVs check the inputs; the verdict
-// (CubeVerdict) is awaited before wq is loaded (the AIVs wrote it before the verdict) and before
-// anything is published. Before the verdict every GM row read is kept inside its tensor.
+// Check phase: the AIC waits for its AIVs' wq rows (WqReady: written before their check phase),
+// computes its first key block while the AIVs check the inputs, and awaits the verdict
+// (CubeVerdict) before it publishes that block. Before the verdict every GM row read is kept inside
+// its tensor.
 #pragma once
 #include "kernel/liq_tiling.h"
+#include "kernel/liq_weights.h"
 #include "kernel/lightning_indexer_check.h"
 #include "kernel/lightning_indexer_handshake.h"
 #include "kernel/lightning_indexer_work.h"
@@ -44,13 +46,14 @@ class LiqCube {
                                  ? (key_total_ / t_.block_size - 1) * t_.key_block_stride + t_.block_size * t_.head_dim
                                  : key_total_ * t_.head_dim;
     key_.SetGlobalBuffer((__gm__ int8_t*)key, key_span);
-    wq_.SetGlobalBuffer((__gm__ half*)wq, q_total_ * t_.heads);
+    wq_row0_ = RowsOfGroup(t_, group).begin;  // the group's wq region starts with this row
+    wq_.SetGlobalBuffer((__gm__ half*)wq + group * tiling.wq_group_rows * t_.heads, tiling.wq_group_rows * t_.heads);
     slots_.SetGlobalBuffer((__gm__ float*)slots + group * t_.workspace_per_aic, t_.workspace_per_aic);
     const uint32_t d = static_cast<uint32_t>(t_.head_dim), tile = static_cast<uint32_t>(t_.tile_keys);
     const uint32_t np = static_cast<uint32_t>(n1_pad_);
     pipe_.InitBuffer(q_l1_, 1, np * d);
     pipe_.InitBuffer(w_l1_, 1, kFractalRows * np * sizeof(half));
-    pipe_.InitBuffer(k_l1_, 2, tile * d);
+    pipe_.InitBuffer(k_l1_, kKeysAhead + 1, tile * d);
     pipe_.InitBuffer(a_l1_, 2 * tile * np * sizeof(half));
     pipe_.InitBuffer(q_l0_, np * d);
     pipe_.InitBuffer(w_l0_, kFractalRows * np * sizeof(half));
@@ -69,9 +72,10 @@ class LiqCube {
     for (int64_t u = work_.Begin(); u < work_.End(); u += step) {
       const Item x = work_.GetUnit(u);
       const Item y = step == 2 ? work_.GetUnit(u + 1) : x;
-      if (x.k1 > x.k0 && !ProcessItem(x, y, step == 2)) break;
+      if (x.k1 > x.k0 && !ProcessItem(x, y, step == 2, u / t_.splits)) break;
     }
-    verdict_.Ok();  // consumes the verdict also when this AIC had no block
+    wq_ready_.Wait();  // consumes the flag also when this AIC had no unit
+    verdict_.Ok();     // and the verdict
     for (int32_t b = 0; b < 2; ++b) {  // the last stage 2 reads of each L1 buffer
       if (mte1_pending_[b]) AscendC::WaitFlag<AscendC::HardEvent::MTE1_FIX>(b);
     }
@@ -107,35 +111,44 @@ class LiqCube {
     return true;
   }
 
-  // Unit x, or (pair) units x and y, two splits of one query row. False when the verdict is an
-  // error (nothing of the unit was published).
-  __aicore__ inline bool ProcessItem(const Item& x, const Item& y, bool pair) {
-    int64_t row = x.q_begin + x.r0;  // rows_per_group = 1
-    if (row < 0 || row >= q_total_) row = 0;  // bad lengths: see CubeVerdict
+  // Unit x, or (pair) units x and y, two splits of one query row: `row`, the item (one row per
+  // item: the item is the flat query row, x.q_begin + x.r0 once the lengths are checked). False
+  // when the verdict is an error (nothing of the unit was published).
+  __aicore__ inline bool ProcessItem(const Item& x, const Item& y, bool pair, int64_t row) {
     LoadQuery(row);
     const int64_t bx = work_.Blocks(x), by = pair ? work_.Blocks(y) : 0, handoffs = bx + by;
     Tile cur = TileAt(x, y, by, 0, 0);
-    IssueKeys(cur);
+    // The key loads run kKeysAhead tiles ahead of stage 1 (`issue`: the next tile to load).
+    issue_ = cur;
+    issuing_ = true;
+    for (int32_t i = 0; i < kKeysAhead; ++i) IssueNext(x, y, by, handoffs);
     Tile next = cur;
     bool more = Next(x, y, by, handoffs, next);
-    Stage1(cur, more ? &next : nullptr);
-    if (!verdict_.Ok()) {
-      if (more) {  // tile 1's keys were issued
-        LocalTensor<int8_t> issued = k_l1_.DeQue<int8_t>();
-        k_l1_.FreeTensor(issued);
-      }
-      AscendC::WaitFlag<AscendC::HardEvent::FIX_MTE1>(static_cast<int32_t>((tiles_ - 1) % 2));
-      return false;
-    }
+    Stage1(cur);
+    IssueNext(x, y, by, handoffs);
+    wq_ready_.Wait();
     LoadWeights(row);
     int32_t slot = 0;
     while (true) {
       Tile after = next;
       const bool more_after = more && Next(x, y, by, handoffs, after);
-      if (more) Stage1(next, more_after ? &after : nullptr);
+      if (more) {
+        Stage1(next);
+        IssueNext(x, y, by, handoffs);
+      }
       if (cur.off == 0) slot = handshake_.Acquire();
       Stage2(cur, slot);
-      if (cur.off + cur.n >= cur.nb) handshake_.Publish(slot);
+      if (cur.off + cur.n >= cur.nb) {
+        if (!verdict_.Ok()) {  // nothing published: unwind the pipeline (tile `next`, the loaded keys)
+          if (more) AscendC::WaitFlag<AscendC::HardEvent::FIX_MTE1>(static_cast<int32_t>((tiles_ - 1) % 2));
+          for (; keys_loading_ > 0; --keys_loading_) {
+            LocalTensor<int8_t> issued = k_l1_.DeQue<int8_t>();
+            k_l1_.FreeTensor(issued);
+          }
+          return false;
+        }
+        handshake_.Publish(slot);
+      }
       if (!more) break;
       cur = next;
       next = after;
@@ -179,7 +192,7 @@ class LiqCube {
     const uint16_t n1 = static_cast<uint16_t>(t_.heads), np = static_cast<uint16_t>(n1_pad_);
     LocalTensor<half> w1 = w_l1_.AllocTensor<half>();
     // 16 ND matrices of one row, all the same GM row (stride 0), row i of the NZ at i * 16 elements
-    AscendC::DataCopy(w1, wq_[row * t_.heads],
+    AscendC::DataCopy(w1, wq_[(row - wq_row0_) * t_.heads],
                       AscendC::Nd2NzParams(kFractalRows, 1, n1, 0, n1, kFractalRows, 1, kFractalRows));
     w_l1_.EnQue(w1);
     w1 = w_l1_.DeQue<half>();
@@ -202,6 +215,14 @@ class LiqCube {
     const int32_t id = static_cast<int32_t>(pipe_.FetchEventID(kEvent));
     AscendC::SetFlag<kEvent>(id);
     AscendC::WaitFlag<kEvent>(id);
+  }
+
+  // Loads the keys of tile issue_ (if any is left) and moves issue_ on.
+  __aicore__ inline void IssueNext(const Item& x, const Item& y, int64_t by, int64_t handoffs) {
+    if (!issuing_) return;
+    IssueKeys(issue_);
+    ++keys_loading_;
+    issuing_ = Next(x, y, by, handoffs, issue_);
   }
 
   // Keys [k0 + off, + n) of the tile -> L1 in Zz (16-key row blocks, each D / 32 fractals), queued
@@ -248,12 +269,12 @@ class LiqCube {
   }
 
   // Tile p: keys -> L0A, k . q^T (int8, int32 accumulation) -> Fixpipe DEQF16 2^-10 + ReLU -> the
-  // tile's L1 buffer (NZ [n_pad keys, n1_pad]). The next tile's keys are issued first (`next`).
-  __aicore__ inline void Stage1(const Tile& p, const Tile* next) {
+  // tile's L1 buffer (NZ [n_pad keys, n1_pad]).
+  __aicore__ inline void Stage1(const Tile& p) {
     const int64_t d = t_.head_dim, n_pad = RoundUp(p.n, kFractalRows);
     const int32_t b = static_cast<int32_t>(tiles_ % 2);
     LocalTensor<int8_t> k1 = k_l1_.DeQue<int8_t>();
-    if (next != nullptr) IssueKeys(*next);
+    --keys_loading_;
     LocalTensor<int8_t> k0 = k_l0_.AllocTensor<int8_t>();
     AscendC::LoadData2DParams ld;  // the L1 tile is already Zz
     ld.startIndex = 0;
@@ -330,13 +351,14 @@ class LiqCube {
     c2_.FreeTensor(c2);
   }
 
+  static constexpr int32_t kKeysAhead = 2;  // key tiles loading while stage 1 runs: hides the DMA latency
   static constexpr int64_t kC0Int8 = 32;             // int8 elements of one 32-byte fractal row
   static constexpr int64_t kDeqScale = 0x3a800000;   // 2^-10 as float32 bits: keeps |dot| <= 2^21 in float16
 
   AscendC::TPipe pipe_;
   AscendC::TQue<AscendC::TPosition::B1, 1> q_l1_;
   AscendC::TQue<AscendC::TPosition::A1, 1> w_l1_;
-  AscendC::TQue<AscendC::TPosition::A1, 2> k_l1_;  // depth 2: the next tile is queued before this one is used
+  AscendC::TQue<AscendC::TPosition::A1, kKeysAhead + 1> k_l1_;  // the tiles loading and the one in use
   AscendC::TBuf<AscendC::TPosition::C1> a_l1_;     // stage 1's output, two tiles (explicit FIX <-> MTE1 flags)
   AscendC::TBuf<AscendC::TPosition::B2> q_l0_;  // q^T and wq stay for a unit: buffers, explicit MTE1 <-> M flags
   AscendC::TBuf<AscendC::TPosition::A2> w_l0_;
@@ -353,11 +375,16 @@ class LiqCube {
   Work work_;
   CubeHandshake handshake_;
   CubeVerdict verdict_;
+  WqReady wq_ready_;
   LightningIndexerTiling t_;
   int64_t n1_pad_ = 16;
   int64_t q_total_ = 0;
   int64_t key_total_ = 0;
-  int64_t units_ = 0;  // units started
+  int64_t wq_row0_ = 0;  // the first query row of the group's wq region
+  int64_t units_ = 0;    // units started
+  Tile issue_;               // the next key tile to load
+  bool issuing_ = false;     // issue_ is a tile of the unit
+  int32_t keys_loading_ = 0;  // key tiles loaded (queued) and not yet used
   int64_t tiles_ = 0;   // stage 1 runs (every unit): which L1 buffer is next
   int64_t stage2_ = 0;  // stage 2 runs
   bool mte1_pending_[2] = {false, false};

@@ -10,7 +10,9 @@
 
 // The float op's fields (rows_per_group = 1, m_pad = n1_pad, slot_floats = block_pad), then:
 struct LiqTiling : LightningIndexerTiling {
-  int64_t wq_offset;          // bytes from the workspace start to wq [q rows, N1] float16 (64-byte aligned)
+  int64_t wq_offset;          // bytes from the workspace start to wq [block_dim, wq_group_rows, N1] float16
+                              // (64-byte aligned): each group's rows (kernel/liq_weights.h)
+  int64_t wq_group_rows;      // rows of a group's wq region: the most query rows any group's units have
   int32_t n1_pad;             // N1 rounded up to 16: the q^T columns and the head reduction's K
   int32_t wq_chunk_rows;      // query rows per UB pass of the AIVs' weights x scales product
 };

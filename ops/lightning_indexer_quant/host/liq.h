@@ -75,7 +75,7 @@ void check_data_kernel(const Args& args, const Dims& dims);
 LiqTiling kernel_tiling(const Args& args, const Dims& dims, const aop_platform& platform);
 
 // Bytes of the kernel's GM workspace: lightning_indexer's (check slots, verdict lines, score
-// slots, partial lists), then wq [q rows, N1] float16 at tiling.wq_offset.
+// slots, partial lists), then wq [block_dim, wq_group_rows, N1] float16 at tiling.wq_offset.
 size_t kernel_workspace_bytes(const LiqTiling& tiling);
 
 // UB bytes one AIV allocates at most (the scoring pipe or the split merge's).

@@ -35,18 +35,31 @@ int64_t ub_bytes(const LightningIndexerTiling& t, int64_t /*weight_bytes*/) {
          + ub_buffer(t.rows_per_aiv * kp * 8);  // running top-k lists
 }
 
-// Mirrors LiqCube::Init (m_pad = n1_pad: q^T's columns): L1 q, wq, two key tiles, two stage-1
-// outputs; L0A two key tiles and wq; L0B q^T and two stage-1 outputs; L0C two int32 [tile, n1_pad]
-// and two float32 [16, tile].
+// Mirrors LiqCube::Init (m_pad = n1_pad: q^T's columns): L1 q, wq, kKeysAhead + 1 = 3 key tiles,
+// two stage-1 outputs; L0A two key tiles and wq; L0B q^T and two stage-1 outputs; L0C two int32
+// [tile, n1_pad] and two float32 [16, tile].
 bool cube_fits(int64_t n1_pad, int64_t tile, int64_t D, int64_t /*elem: int8*/, const aop_platform& p) {
-  const int64_t q = n1_pad * D, w = kFractal * n1_pad * 2, keys = 2 * tile * D, a = 2 * tile * n1_pad * 2;
-  return keys + w <= p.l0a_bytes && q + a <= p.l0b_bytes &&
-         2 * tile * n1_pad * 4 + 2 * kFractal * tile * 4 <= p.l0c_bytes && q + w + keys + a <= p.l1_bytes;
+  const int64_t q = n1_pad * D, w = kFractal * n1_pad * 2, keys = tile * D, a = 2 * tile * n1_pad * 2;
+  return 2 * keys + w <= p.l0a_bytes && q + a <= p.l0b_bytes &&
+         2 * tile * n1_pad * 4 + 2 * kFractal * tile * 4 <= p.l0c_bytes && q + w + 3 * keys + a <= p.l1_bytes;
 }
 
 int64_t slot_rows(const LightningIndexerTiling& t) { return t.rows_per_group; }
 
 constexpr lightning_indexer::KernelBudget kBudget{kOp, 1, &ub_bytes, &cube_fits, &slot_rows};
+
+// The most query rows any group's units hold (RowsOfGroup in kernel/liq_weights.h: the group's
+// share of units, as aop_kernel::ShareOf splits them, every unit of item i being row i).
+int64_t most_group_rows(const LightningIndexerTiling& t) {
+  const int64_t step = t.halves ? 2 : 1;
+  int64_t most = 0;
+  for (int64_t g = 0; g < t.block_dim; ++g) {
+    const int64_t begin = (g * t.items_per_core + std::min<int64_t>(g, t.cores_with_extra)) * step;
+    const int64_t end = begin + (t.items_per_core + (g < t.cores_with_extra ? 1 : 0)) * step;
+    if (end > begin) most = std::max(most, (end - 1) / t.splits + 1 - begin / t.splits);
+  }
+  return most;
+}
 
 LiqTiling compute(const Args& a, const Dims& d, const aop_platform& p) {
   LiqTiling t{};
@@ -57,6 +70,7 @@ LiqTiling compute(const Args& a, const Dims& d, const aop_platform& p) {
   t.wq_chunk_rows = static_cast<int32_t>(std::max<int64_t>(1, kWqChunkBytes / (t.n1_pad * 2)));
   const int64_t before = static_cast<int64_t>(lightning_indexer::kernel_workspace_bytes(t));
   t.wq_offset = round_up(before, 64);
+  t.wq_group_rows = most_group_rows(t);
   return t;
 }
 
@@ -82,8 +96,7 @@ LiqTiling kernel_tiling(const Args& a, const Dims& d, const aop_platform& platfo
 }
 
 size_t kernel_workspace_bytes(const LiqTiling& t) {
-  const int64_t q_total = t.layout_query == 1 ? t.q_rows : t.batch * t.q_rows;
-  return static_cast<size_t>(t.wq_offset + q_total * t.heads * 2);
+  return static_cast<size_t>(t.wq_offset + t.block_dim * t.wq_group_rows * t.heads * 2);
 }
 
 int64_t kernel_ub_bytes(const LiqTiling& t) {
