@@ -11,6 +11,7 @@
 #include "kernel_operator.h"
 #include "aop_kernel/core_share.h"
 #include "kernel/liq_tiling.h"
+#include "kernel/lightning_indexer_check.h"
 #include "kernel/lightning_indexer_work.h"
 
 namespace lightning_indexer {
@@ -70,7 +71,11 @@ class WeightScales {
     w.SetGlobalBuffer((__gm__ half*)weights, q_total * n1);
     qs.SetGlobalBuffer((__gm__ half*)query_scale, q_total * n1);
     AscendC::TPipe pipe;
-    AscendC::TBuf<AscendC::TPosition::VECCALC> w_buf, s_buf;
+    AscendC::TBuf<AscendC::TPosition::VECCALC> check_ub, w_buf, s_buf;
+    // Above the check phase's UB, so that its first copies need not wait for this pass's last
+    // copy out: the check runs while wq is computed (the check's SyncAll orders both before the
+    // pipes built later).
+    pipe.InitBuffer(check_ub, static_cast<uint32_t>(DataCheck::UbBytes(2 * static_cast<int64_t>(t.block_dim))));
     const uint32_t bytes = static_cast<uint32_t>(t.wq_chunk_rows * n1_pad * sizeof(half));
     pipe.InitBuffer(w_buf, bytes);
     pipe.InitBuffer(s_buf, bytes);
@@ -87,7 +92,7 @@ class WeightScales {
       AscendC::Mul(wu, wu, su, static_cast<int32_t>(rows * n1_pad));
       Sync<AscendC::HardEvent::V_MTE3>(pipe);
       AscendC::DataCopyPad(out[(r - r0) * n1], wu, in);
-      Sync<AscendC::HardEvent::MTE3_MTE2>(pipe);  // the next rows' loads overwrite wu
+      if (r + t.wq_chunk_rows < r1) Sync<AscendC::HardEvent::MTE3_MTE2>(pipe);  // the next rows' loads overwrite wu
     }
     pipe.Destroy();
   }
