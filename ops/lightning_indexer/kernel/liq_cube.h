@@ -11,10 +11,11 @@
 //   [16, keys]; Fixpipe row 0 -> the block's GM slot at the tile's column.
 // The slot (one float32 row of block_pad per block) is published to the group's AIVs, which
 // multiply by the key scales, mask, sort and merge (kernel/lightning_indexer_vector.h with
-// kernel/liq_key_scale.h). Software pipelined: tile n + 1's load and stage 1 are issued before
-// tile n's stage 2, so the in-order M pipe does not wait on the FIX -> MTE1 round trip; the two
-// L1 buffers of stage 1's output take turns (FIX_MTE1 / MTE1_FIX flags, ids 0 and 1). Key tiles
-// are double buffered in L1 and L0A, the L0C tiles of both stages too. No auto-sync exists on the
+// kernel/liq_key_scale.h). Software pipelined: key tiles are loaded two ahead (three L1
+// buffers), tile n + 1's stage 1 is issued before tile n's stage 2, so the in-order M pipe does
+// not wait on the FIX -> MTE1 round trip; the two L1 buffers of stage 1's output take turns
+// (FIX_MTE1 / MTE1_FIX flags, ids 0 and 1). L0A key tiles and the L0C tiles of both stages are
+// double buffered. No auto-sync exists on the
 // AIC: every hand-off between its pipes is a queue event or an explicit flag.
 // Check phase: the AIC waits for its AIVs' wq rows (WqReady: written before their check phase),
 // computes its first key block while the AIVs check the inputs, and awaits the verdict
