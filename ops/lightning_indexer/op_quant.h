@@ -1,16 +1,20 @@
 // lightning_indexer_quant, described once: its arguments and outputs (ascend_ops/op_params.hpp),
-// from which common derives the front doors, mapped to this op's host interface (host/liq.h).
-// No AscendC kernel yet: the cpu backend only.
+// from which common derives the front doors, and its launch (ascend_ops/kernel_launch.hpp), mapped
+// to this op's host interface (host/liq.h) and kernel (lightning_indexer's
+// kernel/lightning_indexer_quant_kernel.cpp, kernel/liq_launch.h).
 #pragma once
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
+#include "ascend_ops/kernel_launch.hpp"
 #include "ascend_ops/op_params.hpp"
 #include "ascend_ops/platform.h"
 #include "ascend_ops/tensor.hpp"
 #include "host/liq.h"
+#include "kernel/liq_launch.h"
 
 namespace aop::lightning_indexer_quant {
 
@@ -20,9 +24,7 @@ struct Op {
     Args args;
     Dims dims;
   };
-  struct Tiling {  // the CPU kernel's plan (no launch tiling without a kernel)
-    lightning_indexer::CpuPlan plan;
-  };
+  using Tiling = LiqTiling;
   static constexpr const char* kName = "lightning_indexer_quant";
   static constexpr const char* kPackage = "ascend-op-lightning-indexer";
   static constexpr const char* kDoc = R"doc(Indices of the top ``sparse_count`` visible keys of every query row, from int8 queries and keys.
@@ -56,6 +58,9 @@ Returns
     int32 [B, S1, N2, K] or [T1, N2, K]: the visible keys by descending score, ties to the
     smaller index, -1 where fewer than K keys are visible. sparse_values: float32 scores of the
     same shape, -inf at -1, or None unless return_value.
+
+The emu backend (and the NPU) take float16 weights and scales, N2 = 1, D = 128, N1 <= 64,
+block_size a multiple of 16 <= 1024, sparse_count <= 2048 and |weights * qs| within float16.
 
 Raises
 ------
@@ -111,13 +116,73 @@ TypeError, ValueError, IndexError naming the argument, the expected and the actu
   static void check_attributes(const Args&) {}
   static void run_cpu(const Args& a) { lightning_indexer_quant::run_cpu(a); }
 
-  static Prepared prepare(const Args& args) { return {args, validate(args)}; }
-  static void check_data(const Prepared& p) { lightning_indexer_quant::check_data(p.args, p.dims); }
-  static Tiling tiling(const Prepared& p, const aop_platform&) { return {cpu_plan(p.args, p.dims)}; }
-  static std::vector<std::pair<const char*, int64_t>> tiling_fields(const Tiling& t) {
-    return {{"key_tile", t.plan.key_tile}, {"row_block", t.plan.row_block}, {"key_chunk", t.plan.key_chunk},
-            {"threads", t.plan.threads}};
+  static void run_npu(const Args& a, const NpuContext& ctx) { lightning_indexer_quant::run_npu(a, ctx); }
+
+  static constexpr const char* kKernel = "lightning_indexer_quant_kernel";
+  // block_dim AICs, two AIVs each; as KERNEL_TASK_TYPE_DEFAULT in the kernel
+  static constexpr launch::KernelType kKernelType = launch::KernelType::kMixAic1_2;
+
+  static Prepared prepare(const Args& args) {
+    const Dims d = validate(args);
+    check_npu_limits(args, d);
+    return {args, d};
   }
+  static void check_data(const Prepared& p) { check_data_kernel(p.args, p.dims); }
+  static Tiling tiling(const Prepared& p, const aop_platform& platform) {
+    return kernel_tiling(p.args, p.dims, platform);
+  }
+  static bool nothing_to_launch(const Prepared& p, const Tiling& t) {
+    return t.items == 0 || TensorView(p.args.sparse_indices).numel() == 0;
+  }
+  // lightning_indexer's check slots, verdict lines, score slots and partial lists, then wq.
+  static size_t workspace_bytes(const Tiling& t) { return kernel_workspace_bytes(t); }
+  static aop::Error kernel_error(const int64_t record[kLiCheckWords]) {
+    return lightning_indexer::kernel_error_as(record, kOp);
+  }
+
+  static std::array<launch::GmTensor, 10> gm_tensors(const Prepared& p) {
+    using launch::GmRole;
+    const Args& a = p.args;
+    return {launch::gm(a.query, "query", GmRole::kInput),
+            launch::gm(a.key, "key", GmRole::kInput),
+            launch::gm(a.weights, "weights", GmRole::kInput),
+            launch::gm(a.query_dequant_scale, "query_dequant_scale", GmRole::kInput),
+            launch::gm(a.key_dequant_scale, "key_dequant_scale", GmRole::kInput),
+            launch::gm(a.actual_seq_lengths_query, "actual_seq_lengths_query", GmRole::kInput),
+            launch::gm(a.actual_seq_lengths_key, "actual_seq_lengths_key", GmRole::kInput),
+            launch::gm(a.block_table, "block_table", GmRole::kInput),
+            launch::gm(a.sparse_indices, "sparse_indices", GmRole::kOutput),
+            launch::gm(a.sparse_values, "sparse_values", GmRole::kOutput)};
+  }
+  // The tiling as `_core.kernel_tiling` shows it, with the UB bytes the kernel allocates.
+  static std::vector<std::pair<const char*, int64_t>> tiling_fields(const Tiling& t) {
+    return {{"tile_keys", t.tile_keys},
+            {"block_keys", t.block_keys},
+            {"block_pad", t.block_pad},
+            {"key_block_stride", t.key_block_stride},
+            {"n1_pad", t.n1_pad},
+            {"k_pad", t.k_pad},
+            {"items", t.items},
+            {"splits", t.splits},
+            {"halves", t.halves},
+            {"slots", t.slots},
+            {"merge_pairs", t.merge_pairs},
+            {"units", t.units},
+            {"block_dim", t.block_dim},
+            {"items_per_core", t.items_per_core},
+            {"cores_with_extra", t.cores_with_extra},
+            {"slot_floats", t.slot_floats},
+            {"workspace_per_aic", t.workspace_per_aic},
+            {"workspace_floats", t.workspace_floats},
+            {"wq_offset", t.wq_offset},
+            {"wq_group_rows", t.wq_group_rows},
+            {"wq_chunk_rows", t.wq_chunk_rows},
+            {"ub_bytes", kernel_ub_bytes(t)}};
+  }
+  static auto npu_launch() { return &lightning_indexer_quant_launch; }
+#ifdef AOP_WITH_EMU
+  static auto emu_kernel() { return &lightning_indexer_quant_kernel; }
+#endif
 };
 
 }  // namespace aop::lightning_indexer_quant

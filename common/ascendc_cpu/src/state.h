@@ -199,6 +199,13 @@ struct LaunchState {
     VClock released_vc;
     double released_time = 0;
   } barriers[2];
+  // The hardware SyncAll's own cross-core flags 11..14 (asc-devkit dav_c220
+  // kernel_operator_sync_impl.h: SYNC_AIC_FLAG 11, SYNC_AIV_FLAG 12, SYNC_AIC_AIV_FLAG 13,
+  // SYNC_AIV_ONLY_ALL 14): where the launch first called the hardware SyncAll, and where the kernel
+  // first used one of those ids itself (file nullptr: not yet).
+  SrcLoc first_sync_all{nullptr, 0};
+  SrcLoc first_reserved_flag{nullptr, 0};
+  int reserved_flag = -1;
   // Cross-core flag sets waiting for the other participants: (mode, group/type, flag) -> per participant.
   std::map<std::tuple<int, int, int>, std::vector<std::deque<Token>>> pending_sets;
   uint64_t gm_bytes = 0;             // total GM traffic of the run (timing model's L2 bound)

@@ -117,10 +117,30 @@ void DeclareKernelType(int value, SrcLoc loc) {
   b.declared_type = value;
 }
 
+// A kernel's own cross-core flag and the hardware SyncAll may not share ids 11..14: SyncAll's
+// counters would take the kernel's sets (or the kernel SyncAll's). Fails at the second of the two.
+void CheckReservedFlags(LaunchState& l, SrcLoc loc, int flag, bool sync_all) {
+  constexpr int kFirst = 11, kLast = 14;
+  if (sync_all) {
+    if (l.first_sync_all.file == nullptr) l.first_sync_all = loc;
+  } else if (flag >= kFirst && flag <= kLast && l.first_reserved_flag.file == nullptr) {
+    l.first_reserved_flag = loc;
+    l.reserved_flag = flag;
+  }
+  if (l.first_sync_all.file != nullptr && l.first_reserved_flag.file != nullptr) {
+    Fail(check::kApiConstraint, loc,
+         "cross-core flag " + std::to_string(l.reserved_flag) + " (at " + Where(l.first_reserved_flag) +
+             ") is one of the ids 11..14 the hardware SyncAll uses itself (at " + Where(l.first_sync_all) +
+             "; asc-devkit dav_c220 kernel_operator_sync_impl.h: SYNC_AIC_FLAG .. SYNC_AIV_ONLY_ALL): "
+             "use flag ids 0..10 or 15 in a kernel that calls SyncAll()");
+  }
+}
+
 void SyncAllBlocks(SrcLoc loc, bool aiv_only, bool hardware) {
   BlockState& b = Block(loc);
   LaunchState& l = *b.launch;
   CloseImplicit(b);
+  if (hardware) CheckReservedFlags(l, loc, -1, true);
   if (hardware && !l.mix) {
     Fail(check::kKernelType, loc,
          std::string("SyncAll() (the hardware barrier) in a ") + KernelTypeName(l.config.kernel_type) +
@@ -227,6 +247,7 @@ void CrossCoreSet(int mode, int pipe, int flag, SrcLoc loc) {
   if (flag < 0 || flag > kMaxFlagId) {
     Fail(check::kApiConstraint, loc, "CrossCoreSetFlag: flagId " + std::to_string(flag) + " is outside 0..15");
   }
+  CheckReservedFlags(l, loc, flag, false);
   const Pipe p = PipeOfPipeT(pipe, loc);
   CheckPipeExists(b, p, "CrossCoreSetFlag", loc);
   if (mode != 0 && !(l.has_aic && l.has_aiv)) {
@@ -281,6 +302,7 @@ void CrossCoreWait(int flag, SrcLoc loc) {
   if (flag < 0 || flag > kMaxFlagId) {
     Fail(check::kApiConstraint, loc, "CrossCoreWaitFlag: flagId " + std::to_string(flag) + " is outside 0..15");
   }
+  CheckReservedFlags(l, loc, flag, false);
   std::deque<Token>& q = b.cross_flags[static_cast<size_t>(flag)];
   if (q.empty()) {
     std::ostringstream os;

@@ -161,6 +161,33 @@ TEST(hardware_syncall_in_an_aiv_only_launch_is_a_kernel_type_error) {
   NoGm(Cfg("soft_sync_aiv_only", 4, KernelType::kAivOnly), SoftSyncAllEverywhere);  // GM polling: any type
 }
 
+// ---- the hardware SyncAll's own flag ids (11..14) are not the kernel's -----------------------
+template <uint16_t kFlag>
+void FlagThenSyncAll(GM_ADDR) {
+  if ASCEND_IS_AIC {
+    CrossCoreSetFlag<2, PIPE_FIX>(kFlag);
+  }
+  if ASCEND_IS_AIV {
+    CrossCoreWaitFlag(kFlag);
+    SyncAll();
+  }
+}
+void SetsThenWaits12(GM_ADDR) {  // flag 12 is the kernel's own when it never calls SyncAll
+  if ASCEND_IS_AIC {
+    CrossCoreSetFlag<2, PIPE_MTE2>(12);
+  }
+  if ASCEND_IS_AIV {
+    CrossCoreWaitFlag(12);
+  }
+}
+TEST(kernel_flag_on_a_syncall_id_is_an_error) {
+  EXPECT_EMU_ERROR(NoGm(Cfg("flag_12", 2, KernelType::kMixAic1_2, Order::kInOrder), FlagThenSyncAll<12>),
+                   "api-constraint", "flag_12", 0);
+  NoGm(Cfg("flag_9", 2, KernelType::kMixAic1_2), FlagThenSyncAll<9>);
+  NoGm(Cfg("flag_15", 2, KernelType::kMixAic1_2), FlagThenSyncAll<15>);
+  NoGm(Cfg("flag_12_no_syncall", 2, KernelType::kMixAic1_2), SetsThenWaits12);
+}
+
 void SyncAllCores(GM_ADDR) { SyncAll<false>(); }
 TEST(syncall_false_without_both_core_types_hangs) {
   EXPECT_EMU_ERROR(NoGm(Cfg("sync_false_aiv", 2, KernelType::kMixAiv1_0), SyncAllCores), "hang", "sync_false_aiv", 0);

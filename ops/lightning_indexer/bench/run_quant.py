@@ -13,6 +13,9 @@ table): the keys come from memory. Ratios from the p50 wall times; a second tabl
 from process CPU time per call (all threads), which other processes on the 2 shared cores
 hardly move. Targets (issue 31, reported, not asserted): >= 1.5x the bf16 op and >= 5x the
 torch composite at decode B=2, S2=16k.
+
+Modelled NPU time (`--modelled`, also part of the default run unless --quick): bench/liq_modelled.py,
+the AscendC kernel against our float kernel on the emulator's timing model (910B2 preset).
 """
 from __future__ import annotations
 
@@ -153,11 +156,21 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="the issue's decode shape only, fewer samples")
     parser.add_argument("--out", type=Path, default=Path("bench-results"), help="CSV, JSON and PNG go here")
+    parser.add_argument("--modelled", action="store_true", help="only the modelled NPU time table (emulator)")
+    parser.add_argument("--max-keys", type=int, default=262144,
+                        help="B * S2 above this is extrapolated, not emulated (modelled table)")
     args = parser.parse_args(argv)
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import liq_modelled as modelled  # noqa: E402  (bench/liq_modelled.py)
+
+    if args.modelled:
+        modelled.print_table(args.max_keys)
+        return 0
     runner = bench.Runner(warmup=1, repeats=5 if args.quick else 7, min_time=0.0 if args.quick else 0.5,
                           max_repeats=50)
     results = cpu_tables(QUICK_SHAPES if args.quick else SHAPES, runner)
-    # no AscendC kernel yet: no modelled NPU time, no simulated-npu rows
+    if not args.quick:
+        modelled.print_table(args.max_keys)
     return bench.finish(OP, results, args.out, mindspore_calls=mindspore_calls, npu_sim_rows=lambda: [],
                         quick=args.quick)
 

@@ -99,6 +99,9 @@ aop::Error kernel_error(const int64_t record[kLiCheckWords]);
 size_t kernel_check_bytes(const LightningIndexerTiling& tiling);
 size_t kernel_workspace_bytes(const LightningIndexerTiling& tiling);
 
+// kernel_error with messages starting "<op>: " (lightning_indexer_quant).
+aop::Error kernel_error_as(const int64_t record[kLiCheckWords], const char* op);
+
 // Limits of the AscendC kernel, on the NPU and through the emulator (N2 = 1, D = 128, N1 <= 64,
 // block_size % 16 == 0 and <= 1024, no float32): ValueError / TypeError. The CPU path accepts
 // more.
@@ -123,6 +126,26 @@ void run_cpu(const Args& args);
 // fits the platform's memories.
 LightningIndexerTiling kernel_tiling(const Args& args, const Dims& dims, const aop_platform& platform);
 
+
+// What bounds the AscendC kernel's tiles, per kernel: the float op's and lightning_indexer_quant's
+// kernels share the planner (kernel_plan: tile, rows per item, block, head chunk, key splits,
+// halves, slots, workspace) and differ in their AIC / AIV buffers.
+struct KernelBudget {
+  const char* op;    // the messages' op name
+  int64_t max_rows;  // query rows per work item at most
+  // one AIV's UB bytes for a tiling with heads, head_chunk, block_pad, k_pad and rows_per_aiv set
+  int64_t (*ub_bytes)(const LightningIndexerTiling& t, int64_t weight_bytes);
+  // whether the AIC's L1 / L0 hold a q tile of m_pad rows and key tiles of `tile` keys
+  bool (*cube_fits)(int64_t m_pad, int64_t tile, int64_t head_dim, int64_t elem_bytes, const aop_platform& p);
+  int64_t (*slot_rows)(const LightningIndexerTiling& t);  // float32 rows of a GM score slot
+};
+
+// The kernel tiling for `budget` (kernel_tiling is it for the float op's budget, cached).
+LightningIndexerTiling kernel_plan(const Args& args, const Dims& dims, const aop_platform& platform,
+                                   const KernelBudget& budget);
+
+// UB bytes of the split merge's pipe (kernel/lightning_indexer_merge.h), 0 without splits.
+int64_t kernel_merge_ub_bytes(const LightningIndexerTiling& tiling);
 
 // Bytes of UB the kernel allocates at most for a tiling (the vector side's pipe, or the split
 // merge's that replaces it; every buffer rounded up to 32 bytes, as TPipe::InitBuffer does); the

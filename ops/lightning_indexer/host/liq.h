@@ -8,9 +8,12 @@
 #include <vector>
 
 #include "ascend_ops/error.hpp"
+#include "ascend_ops/npu_context.hpp"
+#include "ascend_ops/platform.h"
 #include "ascend_ops/seq_layout.hpp"
 #include "ascend_ops/tensor.h"
 #include "host/lightning_indexer.h"
+#include "kernel/liq_tiling.h"
 
 namespace aop::lightning_indexer_quant {
 
@@ -60,6 +63,27 @@ void check_data(const Args& args, const Dims& dims);
 // Limits of the NPU kernel (emu / npu backends): D = 128, N2 = 1, N1 <= 64, block_size a
 // multiple of 16 <= 1024, sparse_count <= 2048, float16 weights and scales.
 void check_npu_limits(const Args& args, const Dims& dims);
+
+// check_data, then the AscendC kernel's precondition (emu / npu backends): every
+// fp16(fp16(weights) * fp16(query_dequant_scale)) of a row in a batch is finite, i.e.
+// |weights * qs| < 65520 (it rounds to at most 65504). ValueError naming the position.
+void check_data_kernel(const Args& args, const Dims& dims);
+
+// The launch tiling of the AscendC kernel for `platform` (lightning_indexer's planner with this
+// kernel's buffers, one query row per work item), from common's tiling cache. Call after
+// validate() and check_npu_limits().
+LiqTiling kernel_tiling(const Args& args, const Dims& dims, const aop_platform& platform);
+
+// Bytes of the kernel's GM workspace: lightning_indexer's (check slots, verdict lines, score
+// slots, partial lists), then wq [block_dim, wq_group_rows, N1] float16 at tiling.wq_offset.
+size_t kernel_workspace_bytes(const LiqTiling& tiling);
+
+// UB bytes one AIV allocates at most (the scoring pipe or the split merge's).
+int64_t kernel_ub_bytes(const LiqTiling& tiling);
+
+// The NPU backend (common's npu::run_kernel over op_quant.h; CANN or simulated builds). Not run on NPU
+// by this project's CI: there is no device.
+void run_npu(const Args& args, const aop::NpuContext& ctx);
 
 // How the CPU kernel splits the work (lightning_indexer's plan shape; cached in common's cache).
 lightning_indexer::CpuPlan cpu_plan(const Args& args, const Dims& dims);

@@ -165,6 +165,23 @@ void check_data(const Args& a, const Dims& d) {
   }
 }
 
+void check_data_kernel(const Args& a, const Dims& d) {
+  check_data(a, d);
+  const std::vector<lightning_indexer::cpu::Batch> bs = lightning_indexer::cpu::batches(geometry(a), d);
+  constexpr float kHalfOverflow = 65520.0f;  // the smallest magnitude float16 rounds to infinity
+  for (const auto& x : bs) {
+    for (int64_t i = x.q_begin * d.heads_q; i < (x.q_begin + x.q_len) * d.heads_q; ++i) {
+      const float w = scale_at(a.weights, i), q = scale_at(a.query_dequant_scale, i);
+      if (!(std::fabs(w * q) < kHalfOverflow)) {
+        fail(AOP_VALUE_ERROR, "weights * query_dequant_scale should be within the float16 range (|w * qs| <= 65504) "
+                              "for the AscendC kernel (npu and emu backends) but is " +
+                                  value_string(w * q) + " at " + index_string(a.weights, i) + " (weights " +
+                                  value_string(w) + ", query_dequant_scale " + value_string(q) + ")");
+      }
+    }
+  }
+}
+
 void check_npu_limits(const Args& a, const Dims& d) {
   const std::string where = " for the AscendC kernel (npu and emu backends)";
   if (d.heads_k != 1) fail(AOP_VALUE_ERROR, "key should have N2 = 1" + where + " but has N2 = " + s(d.heads_k));

@@ -9,6 +9,7 @@
 // holds; work items (batch, row group) split evenly over the platform's cube cores (block_dim <=
 // AIC count), the GM score workspace is two slots of m_pad x block_pad floats per AIC.
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "ascend_ops/error.hpp"
@@ -179,7 +180,28 @@ bool cube_fits(int64_t m_pad, int64_t tile, int64_t D, int64_t elem, const aop_p
          (m_pad + 2 * tile) * D * elem <= p.l1_bytes;
 }
 
-LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_platform& p) {
+// The float op's kernel: Vector<HeadSum<W>> and Cube<T> (m_pad rows per slot).
+int64_t float_ub_bytes(const LightningIndexerTiling& t, int64_t weight_bytes) {
+  return ub_bytes_of(t.heads, t.head_chunk, t.block_pad, t.k_pad, t.rows_per_aiv, weight_bytes);
+}
+int64_t float_slot_rows(const LightningIndexerTiling& t) { return t.m_pad; }
+constexpr KernelBudget kFloatBudget{"lightning_indexer", std::numeric_limits<int64_t>::max(), &float_ub_bytes,
+                                    &cube_fits, &float_slot_rows};
+
+}  // namespace
+
+LightningIndexerTiling kernel_plan(const Args& a, const Dims& d, const aop_platform& p, const KernelBudget& budget) {
+  // ub_bytes of a candidate: the fields it reads (heads, head_chunk, block_pad, k_pad, rows_per_aiv)
+  const auto ub_bytes = [&](int64_t head_chunk, int64_t block_pad, int64_t k_pad, int64_t rows_per_aiv,
+                            int64_t weight_bytes) {
+    LightningIndexerTiling c{};
+    c.heads = d.heads_q;
+    c.head_chunk = static_cast<int32_t>(head_chunk);
+    c.block_pad = static_cast<int32_t>(block_pad);
+    c.k_pad = k_pad;
+    c.rows_per_aiv = static_cast<int32_t>(rows_per_aiv);
+    return budget.ub_bytes(c, weight_bytes);
+  };
   LightningIndexerTiling t{};
   t.batch = d.batch;
   t.q_rows = d.q_rows;
@@ -212,7 +234,8 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
   // TND decode (at most two query rows per batch on average: MTP) works on single rows: larger
   // groups would mostly hold one real row, leaving most of the q tile and AIV 1 idle.
   const bool tnd = a.layout_query == Layout::kTND;
-  const int64_t rows_wanted = tnd && d.q_rows <= 2 * d.batch ? 1 : std::max<int64_t>(1, d.q_rows);
+  const int64_t rows_wanted =
+      std::min(budget.max_rows, tnd && d.q_rows <= 2 * d.batch ? 1 : std::max<int64_t>(1, d.q_rows));
   // The largest key tile that fits; then as many rows per group as the cube memories and one
   // AIV's UB (with the smallest block and one head per copy) allow; then the largest block and
   // head chunk the UB still holds.
@@ -222,8 +245,8 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
     int64_t rows = 0;
     for (int64_t r = 1; r <= rows_wanted; ++r) {
       const int64_t m_pad = round_up(r * N1, kFractal);
-      if (!cube_fits(m_pad, tile, D, elem, p) || r * N1 > 4095 ||
-          ub_bytes_of(N1, 1, tile_pad, t.k_pad, (r + 1) / 2, weight_bytes) > p.ub_bytes) {
+      if (!budget.cube_fits(m_pad, tile, D, elem, p) || r * N1 > 4095 ||
+          ub_bytes(1, tile_pad, t.k_pad, (r + 1) / 2, weight_bytes) > p.ub_bytes) {
         break;
       }
       rows = r;
@@ -243,7 +266,7 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
       const int64_t block_pad = round_up(block, kSortGroup);
       for (int64_t hc = std::min(N1, kMaxHeadChunk); hc >= 1 && !found; hc /= 2) {
         if ((hc >= std::min<int64_t>(N1, 4) || block == tile) &&
-            ub_bytes_of(N1, hc, block_pad, t.k_pad, t.rows_per_aiv, weight_bytes) <= p.ub_bytes) {
+            ub_bytes(hc, block_pad, t.k_pad, t.rows_per_aiv, weight_bytes) <= p.ub_bytes) {
           t.block_keys = static_cast<int32_t>(block);
           t.block_pad = static_cast<int32_t>(block_pad);
           t.head_chunk = static_cast<int32_t>(hc);
@@ -265,7 +288,7 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
     }
   }
   if (t.rows_per_group == 0) {
-    throw aop::Error(AOP_VALUE_ERROR, "lightning_indexer: no kernel tiling fits " + std::string(p.soc) +
+    throw aop::Error(AOP_VALUE_ERROR, std::string(budget.op) + ": no kernel tiling fits " + std::string(p.soc) +
                                           " (UB " + std::to_string(p.ub_bytes) + " bytes) for N1 = " +
                                           std::to_string(N1) + ", D = " + std::to_string(D) + ", sparse_count = " +
                                           std::to_string(a.sparse_count));
@@ -309,7 +332,7 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
     const int64_t running_lists = (t.k_pad + kMaxMergeList - 1) / kMaxMergeList;
     t.merge_pairs = static_cast<int32_t>(merge_pairs_for(t.k_pad, p.ub_bytes));
     if (t.merge_pairs < (4 - running_lists) * kSortGroup) {
-      throw aop::Error(AOP_VALUE_ERROR, "lightning_indexer: the split merge's buffers do not fit " +
+      throw aop::Error(AOP_VALUE_ERROR, std::string(budget.op) + ": the split merge's buffers do not fit " +
                                             std::string(p.soc) + " (UB " + std::to_string(p.ub_bytes) +
                                             " bytes) for sparse_count = " + std::to_string(a.sparse_count));
     }
@@ -320,15 +343,13 @@ LightningIndexerTiling compute_kernel(const Args& a, const Dims& d, const aop_pl
   t.block_dim = static_cast<int32_t>(std::clamp<int64_t>(shares, 1, aics));
   t.items_per_core = static_cast<int32_t>(shares / t.block_dim);
   t.cores_with_extra = static_cast<int32_t>(shares % t.block_dim);
-  t.slot_floats = static_cast<int64_t>(t.m_pad) * t.block_pad;
+  t.slot_floats = budget.slot_rows(t) * t.block_pad;
   t.workspace_per_aic = t.slots * t.slot_floats;
   t.partials_offset = t.block_dim * t.workspace_per_aic;
   t.workspace_floats =
       t.partials_offset + (splits > 1 ? units * t.rows_per_group * t.k_pad * 2 : 0);
   return t;
 }
-
-}  // namespace
 
 size_t kernel_check_bytes(const LightningIndexerTiling& t) {
   // MIX 1:2: a check slot per AIV (two per AIC), then a verdict line per AIC
@@ -337,6 +358,10 @@ size_t kernel_check_bytes(const LightningIndexerTiling& t) {
 
 size_t kernel_workspace_bytes(const LightningIndexerTiling& t) {
   return kernel_check_bytes(t) + static_cast<size_t>(t.workspace_floats) * sizeof(float);
+}
+
+int64_t kernel_merge_ub_bytes(const LightningIndexerTiling& t) {
+  return t.splits > 1 ? merge_ub_bytes(t.k_pad, t.merge_pairs) : 0;
 }
 
 int64_t kernel_ub_bytes(const LightningIndexerTiling& t) {
@@ -362,7 +387,8 @@ LightningIndexerTiling kernel_tiling(const Args& a, const Dims& d, const aop_pla
       .add_int(a.cmp_ratio)
       .add_int(a.cmp_residual_k ? static_cast<int64_t>(a.cmp_residual_k->dtype) : -1)
       .add_platform(platform);
-  return tiling_cache().get_or_compute_pod<LightningIndexerTiling>(key, [&] { return compute_kernel(a, d, platform); });
+  return tiling_cache().get_or_compute_pod<LightningIndexerTiling>(
+      key, [&] { return kernel_plan(a, d, platform, kFloatBudget); });
 }
 
 CpuPlan cpu_plan(const Args& a, const Dims& d) {

@@ -331,6 +331,11 @@ aop::Error kernel_error(const int64_t record[kLiCheckWords]) {
   return aop::Error(AOP_RUNTIME_ERROR, message("internal: unknown kernel error code " + s(code)));
 }
 
+aop::Error kernel_error_as(const int64_t record[kLiCheckWords], const char* op) {
+  const OpScope scope(op);
+  return kernel_error(record);
+}
+
 void check_npu_limits(const Args& a, const Dims& d) {
   const std::string where = " for the AscendC kernel (npu and emu backends)";
   if (a.query.dtype == AOP_DTYPE_FLOAT32) {

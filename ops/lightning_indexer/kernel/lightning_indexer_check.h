@@ -31,8 +31,7 @@ class DataCheck {
       // The check's own UB (block-table entries, then every slot), released before the op's
       // pipes are built: scalar GM reads cost a data-cache miss each.
       AscendC::TPipe pipe;
-      const int64_t verdict_at = checkers * check::kWords;  // int64 words: after the slots' copy
-      pipe.InitBuffer(buf_, static_cast<uint32_t>(Max(kTableChunk * 8, (verdict_at + check::kWords) * 8)));
+      pipe.InitBuffer(buf_, static_cast<uint32_t>(UbBytes(checkers)));
       pipe_ = &pipe;
       const int64_t me = AscendC::GetBlockIdx();
       const int64_t per = t.batch / checkers, extra = t.batch % checkers;
@@ -58,6 +57,12 @@ class DataCheck {
       pipe.Destroy();  // its UB goes back to the op's pipes
     }
     return ok;
+  }
+
+  // The UB the check phase uses (from the start of the UB): block-table entries, then every slot
+  // and the verdict line (int64 words).
+  __aicore__ inline static int64_t UbBytes(int64_t checkers) {
+    return Max(kTableChunk * 8, (checkers * check::kWords + check::kWords) * 8);
   }
 
  private:

@@ -40,8 +40,8 @@ __aicore__ inline void Run(GM_ADDR query, GM_ADDR key, GM_ADDR weights, GM_ADDR 
     cube.Process();
   }
   if ASCEND_IS_AIV {
-    lightning_indexer::Vector<W> vec;
-    vec.Init(weights, lengths_q, lengths_k, residual, sparse_indices, sparse_values, workspace, tiling);
+    lightning_indexer::Vector<lightning_indexer::HeadSum<W>> vec;
+    vec.Init({weights}, lengths_q, lengths_k, residual, sparse_indices, sparse_values, workspace, tiling);
     vec.Process();
   }
 }

@@ -1,20 +1,19 @@
-// The AIV side of lightning_indexer: the two AIVs of a group split the rows of each work item
-// (AIV 0 the first rows_per_aiv, AIV 1 the rest), or with halves (one row per group: decode)
-// the keys: the group takes two splits of an item at once, AIV s works on split 2p + s. Per key block published by the AIC (a GM slot
-// [m, block_pad] of ReLU(q . k^T)) and per own row:
-//   acc[j] = sum_h weights[r, h] * slot[r * N1 + h, j]   (heads copied to UB head_chunk at a time
-//            through a double-buffered VECIN queue, the next chunk's copy issued first; per chunk one Mul per 64 keys over all its
-//            heads, then the heads summed pairwise, float32)
+// The AIV side of lightning_indexer and lightning_indexer_quant: the two AIVs of a group split the
+// rows of each work item (AIV 0 the first rows_per_aiv, AIV 1 the rest), or with halves (one row
+// per group: decode) the keys: the group takes two splits of an item at once, AIV s works on split
+// 2p + s. Per key block published by the AIC (a GM slot) and per own row:
+//   acc[j] = the row's scores of the block, by the Scorer (the float op's head sum,
+//            kernel/lightning_indexer_head_sum.h; the quant op's key scales, kernel/liq_key_scale.h)
 //   keys at or past the row's limit (causal / act_s2) -> -inf, Sort the block's (score, index)
 //   pairs, and MrgSort them into the row's running top-k (k_pad pairs in UB) when the block's best
 //   beats the current K-th score; Extract (<= 255 repeats per call) and copy out at the item's end
 //   (kernel/lightning_indexer_topk.h). Split items: each split's rows leave their partial lists in
 //   GM, merged after a SyncAll by kernel/lightning_indexer_merge.h.
 // Hand-offs: the AIV releases a slot right after issuing its last copy out of it (the release
-// is ordered behind that copy on MTE2), and once the vector work of a block's last head chunk is
+// is ordered behind that copy on MTE2), and once the vector work of a block's last copy is
 // issued it already awaits its next own block (releasing the other AIV's blocks in between, in
-// the AIC's publish order) and queues that block's first head chunk (the first row that sees a
-// key): the copy overlaps the current block's mask, Sort and merge (Pass, Prefetch). It never
+// the AIC's publish order) and queues that block's first copy (Scorer::Queue, for the first row
+// that sees a key): the copy overlaps the current block's mask, Sort and merge (Pass, Prefetch). It never
 // holds more than one slot, so the credits of kernel/lightning_indexer_handshake.h suffice.
 // Ties: Sort and MrgSort keep equal scores in input order (lower position, lower list first);
 // block indices ascend and the running list (smaller indices) comes first, so ties go to the
@@ -23,28 +22,25 @@
 // --cce-auto-sync.
 #pragma once
 #include "kernel/lightning_indexer_handshake.h"
+#include "kernel/lightning_indexer_head_sum.h"
 #include "kernel/lightning_indexer_merge.h"
 #include "kernel/lightning_indexer_topk.h"
 #include "kernel/lightning_indexer_work.h"
 
 namespace lightning_indexer {
 
-constexpr uint32_t kBlockFloats = 8;   // floats of one 32-byte DataBlock
-constexpr int32_t kRepeatFloats = 64;  // floats of one 256-byte vector repeat
-
-// W: weights type (the query dtype or float).
-template <typename W>
+// Scorer: HeadSum<W> (kernel/lightning_indexer_head_sum.h) or the quant op's KeyScale.
+template <typename Scorer>
 class Vector {
  public:
-  __aicore__ inline void Init(GM_ADDR weights, GM_ADDR lengths_q, GM_ADDR lengths_k, GM_ADDR residual,
-                              GM_ADDR sparse_indices,
-                              GM_ADDR sparse_values, GM_ADDR workspace, const LightningIndexerTiling& tiling) {
+  __aicore__ inline void Init(const typename Scorer::Inputs& in, GM_ADDR lengths_q, GM_ADDR lengths_k,
+                              GM_ADDR residual, GM_ADDR sparse_indices, GM_ADDR sparse_values, GM_ADDR workspace,
+                              const LightningIndexerTiling& tiling) {
     t_ = tiling;
     const int64_t group = AscendC::GetBlockIdx() / AscendC::GetTaskRatio();
     sub_ = AscendC::GetSubBlockIdx();
     work_.Init(t_, lengths_q, lengths_k, residual, group);
     q_total_ = t_.layout_query == 1 ? t_.q_rows : t_.batch * t_.q_rows;
-    weights_.SetGlobalBuffer((__gm__ W*)weights, q_total_ * t_.heads);
     sparse_indices_ = sparse_indices;
     sparse_values_ = sparse_values;
     out_.Init(sparse_indices, sparse_values, q_total_, t_, &pipe_);
@@ -55,8 +51,8 @@ class Vector {
     }
 
     const uint32_t bp = static_cast<uint32_t>(t_.block_pad), kp = static_cast<uint32_t>(t_.k_pad);
-    const uint32_t rows = static_cast<uint32_t>(t_.rows_per_aiv), n1 = static_cast<uint32_t>(t_.heads);
-    pipe_.InitBuffer(scores_, 2, t_.head_chunk * bp * sizeof(float));
+    const uint32_t rows = static_cast<uint32_t>(t_.rows_per_aiv);
+    scorer_.Init(pipe_, t_, workspace_, in, q_total_);
     pipe_.InitBuffer(acc_buf_, bp * sizeof(float));
     pipe_.InitBuffer(iota_buf_, bp * sizeof(int32_t));
     pipe_.InitBuffer(idx_buf_, bp * sizeof(int32_t));
@@ -64,9 +60,6 @@ class Vector {
     pipe_.InitBuffer(sort_tmp_buf_, bp * 8);
     pipe_.InitBuffer(merge_buf_, (kp + MergeTake()) * 8);
     pipe_.InitBuffer(topk_buf_, rows * kp * 8);
-    pipe_.InitBuffer(w_raw_buf_, RoundUp(rows * n1 * sizeof(W), 32));
-    pipe_.InitBuffer(w_buf_, RoundUp(rows * n1 * sizeof(float), 32));
-    pipe_.InitBuffer(w_blocks_buf_, rows * n1 * kBlockFloats * sizeof(float));
 
     LocalTensor<int32_t> iota = iota_buf_.Get<int32_t>();
     for (uint32_t i = 0; i < bp; ++i) iota.SetValue(i, static_cast<int32_t>(i));
@@ -130,7 +123,7 @@ class Vector {
     Rows o;           // the own rows of the scored unit
     int64_t awaited;  // hand-offs [0, awaited) are awaited
     int32_t slot;     // the slot of hand-off awaited - 1
-    bool queued;      // its first row's first head chunk is in scores_ (prefetched)
+    bool queued;      // its first row's first copy is queued (Scorer::Queue: prefetched)
   };
 
   // Unit x (split x.split of an item), AIV `sub_`'s share of the rows; both AIVs take every block.
@@ -194,13 +187,13 @@ class Vector {
     const Item x = Hand(p, next);
     const int64_t r = FirstRow(x, p.o, x.k0);
     if (r >= p.o.rows) return;
-    CopyHeads(SlotRows(p.slot, x, p.o, r), 0);
+    scorer_.Queue(Row(p.slot, x, p.o, r));
     p.queued = true;
   }
 
   __aicore__ inline void BeginUnit(const Item& x, const Rows& o) {
     if (o.rows > 0 && x.extent > 0) {
-      LoadWeights((x.q_begin + o.mine0) * t_.heads, static_cast<uint32_t>(o.rows * t_.heads));
+      scorer_.Begin(x.q_begin + o.mine0, o.rows);
       AscendC::Duplicate(topk_buf_.Get<float>(), -__builtin_huge_valf(), static_cast<int32_t>(o.rows * t_.k_pad * 2));
       AscendC::PipeBarrier<PIPE_V>();
     }
@@ -218,10 +211,18 @@ class Vector {
     return r;
   }
 
-  // The slot's rows [gr * N1, (gr + 1) * N1) of own row r: their offset in workspace_.
-  __aicore__ inline uint64_t SlotRows(int32_t slot, const Item& x, const Rows& o, int64_t r) const {
-    return static_cast<uint64_t>(slot) * t_.slot_floats +
-           static_cast<uint64_t>((o.mine0 + r - x.r0) * t_.heads) * t_.block_pad;
+  // Own row r of hand-off x (in `slot`) for the scorer: its slot rows (group row gr at
+  // gr * Scorer::RowStride in the slot), its query row and the keys it sees.
+  __aicore__ inline BlockRow Row(int32_t slot, const Item& x, const Rows& o, int64_t r) const {
+    BlockRow b;
+    b.base = static_cast<uint64_t>(slot) * t_.slot_floats +
+             static_cast<uint64_t>(o.mine0 + r - x.r0) * static_cast<uint64_t>(Scorer::RowStride(t_));
+    b.r = r;
+    b.row = x.q_begin + o.mine0 + r;
+    b.x = &x;
+    b.visible = Visible(x, o, r, x.k0);
+    b.cols = RoundUp(b.visible, kSortGroup);
+    return b;
   }
 
   // Hand-off h (awaited, in p.slot) into the own rows' lists; releases the slot after its last
@@ -240,10 +241,10 @@ class Vector {
       return;
     }
     for (int64_t r = first; r <= last; ++r) {
-      const int64_t visible = Visible(x, p.o, r, j0);
-      if (visible == 0) continue;
-      const int64_t cols = RoundUp(visible, kSortGroup);
-      SumHeads(SlotRows(slot, x, p.o, r), r, cols, p.queued, r == last ? slot : -1);
+      const BlockRow b = Row(slot, x, p.o, r);
+      if (b.visible == 0) continue;
+      const int64_t visible = b.visible, cols = b.cols;
+      scorer_.Score(acc_buf_.Get<float>(), b, p.queued, r == last ? slot : -1, handshake_);
       p.queued = false;
       if (r == last) Prefetch(p, h);
       MaskTail(visible, cols);
@@ -280,76 +281,6 @@ class Vector {
     Sync<AscendC::HardEvent::MTE3_V>();  // the list's buffer is rewritten by the next unit
   }
 
-  // weights[first .. first + count) as float32 in w_buf_, and as weight blocks in w_blocks_buf_.
-  __aicore__ inline void LoadWeights(int64_t first, uint32_t count) {
-    const AscendC::DataCopyExtParams params{1, static_cast<uint32_t>(count * sizeof(W)), 0, 0, 0};
-    LocalTensor<float> w = w_buf_.Get<float>();
-    Sync<AscendC::HardEvent::S_MTE2>();  // the last item's scalar reads of the weights are done
-    if constexpr (sizeof(W) == sizeof(float)) {
-      AscendC::DataCopyPad(w, weights_[first], params, AscendC::DataCopyPadExtParams<float>{false, 0, 0, 0});
-      Sync<AscendC::HardEvent::MTE2_S>();
-      Sync<AscendC::HardEvent::V_S>();  // the last unit's Muls have read the weight blocks
-    } else {
-      LocalTensor<W> raw = w_raw_buf_.Get<W>();
-      AscendC::DataCopyPad(raw, weights_[first], params, AscendC::DataCopyPadExtParams<W>{false, 0, 0, 0});
-      Sync<AscendC::HardEvent::MTE2_V>();
-      Sync<AscendC::HardEvent::S_V>();
-      AscendC::Cast(w, raw, AscendC::RoundMode::CAST_NONE, count);
-      Sync<AscendC::HardEvent::V_S>();  // also: the last unit's Muls have read the weight blocks
-    }
-    // Each weight as one 32-byte block of 8 copies: a Mul repeat over one head reads its weight
-    // through a block stride of 0.
-    LocalTensor<float> blocks = w_blocks_buf_.Get<float>();
-    for (uint32_t i = 0; i < count; ++i) {
-      const float wi = w.GetValue(i);
-      for (uint32_t k = 0; k < kBlockFloats; ++k) blocks.SetValue(i * kBlockFloats + k, wi);
-    }
-    Sync<AscendC::HardEvent::S_V>();
-  }
-
-  // acc[0, cols) = sum_h w[r, h] * scores[base + h * bp + (0 .. cols)]. Per chunk of heads (rows
-  // of bp floats in UB): one Mul per 64 columns over all its heads (a repeat per head, the head's
-  // weight block as src1), then the rows summed pairwise (the wider the vector instruction, the
-  // smaller the share of its fixed start). `queued`: the first chunk is already in scores_.
-  // release >= 0: the slot to release once the row's last copy is issued.
-  __aicore__ inline void SumHeads(uint64_t base, int64_t r, int64_t cols, bool queued, int32_t release) {
-    const int32_t bp = t_.block_pad, n1 = static_cast<int32_t>(t_.heads), hc = t_.head_chunk;
-    const int32_t c = static_cast<int32_t>(cols);
-    const uint8_t row_blocks = static_cast<uint8_t>(bp / kBlockFloats);  // bp <= 512: <= 64 blocks
-    LocalTensor<float> acc = acc_buf_.Get<float>();
-    if (!queued) CopyHeads(base, 0);
-    for (int32_t h0 = 0; h0 < n1; h0 += hc) {
-      const int32_t heads = n1 - h0 < hc ? n1 - h0 : hc;
-      if (h0 + hc < n1) {
-        CopyHeads(base, h0 + hc);  // the next chunk's DMA overlaps this chunk's sum
-      } else if (release >= 0) {
-        handshake_.Release(release);  // on MTE2: after the copies
-      }
-      LocalTensor<float> s = scores_.DeQue<float>();
-      const LocalTensor<float> w = w_blocks_buf_.Get<float>()[static_cast<uint32_t>((r * n1 + h0) * kBlockFloats)];
-      const AscendC::BinaryRepeatParams per_head(1, 1, 0, row_blocks, row_blocks, 1);
-      for (int32_t k = 0; k < c; k += kRepeatFloats) {
-        const uint64_t mask = static_cast<uint64_t>(c - k < kRepeatFloats ? c - k : kRepeatFloats);
-        AscendC::Mul(s[static_cast<uint32_t>(k)], s[static_cast<uint32_t>(k)], w, mask, static_cast<uint8_t>(heads),
-                     per_head);
-      }
-      AscendC::PipeBarrier<PIPE_V>();
-      for (int32_t n = heads; n > 1;) {  // rows [0, half) += rows [n - half, n)
-        const int32_t half = n / 2;
-        AscendC::Add(s, s, s[static_cast<uint32_t>((n - half) * bp)], half * bp);
-        AscendC::PipeBarrier<PIPE_V>();
-        n -= half;
-      }
-      if (h0 == 0) {
-        AscendC::DataCopy(acc, s, static_cast<uint32_t>(c));
-      } else {
-        AscendC::Add(acc, acc, s, c);
-      }
-      AscendC::PipeBarrier<PIPE_V>();
-      scores_.FreeTensor(s);
-    }
-  }
-
   // acc[visible, cols): keys past the row's causal limit / act_s2 (and the block's padding) -> -inf.
   __aicore__ inline void MaskTail(int64_t visible, int64_t cols) {
     if (visible >= cols) return;
@@ -365,16 +296,6 @@ class Vector {
                          static_cast<int32_t>(cols - head_end));
       AscendC::PipeBarrier<PIPE_V>();
     }
-  }
-
-  // Heads [h0, h0 + head_chunk) of the slot rows at `base` -> UB, queued in scores_.
-  __aicore__ inline void CopyHeads(uint64_t base, int32_t h0) {
-    const int32_t n1 = static_cast<int32_t>(t_.heads), hc = t_.head_chunk;
-    const int32_t heads = n1 - h0 < hc ? n1 - h0 : hc;
-    LocalTensor<float> s = scores_.AllocTensor<float>();
-    AscendC::DataCopy(s, workspace_[base + static_cast<uint64_t>(h0) * t_.block_pad],
-                      static_cast<uint32_t>(heads * t_.block_pad));
-    scores_.EnQue(s);
   }
 
   // Sorts the block's (score, j0 + i) pairs (acc, cols of them) into sorted_buf_.
@@ -403,10 +324,9 @@ class Vector {
   }
 
   AscendC::TPipe pipe_;
-  AscendC::TQue<AscendC::TPosition::VECIN, 2> scores_;  // depth 2: the next head chunk is queued early
+  Scorer scorer_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> acc_buf_, iota_buf_, idx_buf_, sorted_buf_, sort_tmp_buf_, merge_buf_,
-      topk_buf_, w_raw_buf_, w_buf_, w_blocks_buf_;
-  GlobalTensor<W> weights_;
+      topk_buf_;
   GlobalTensor<float> workspace_, partials_;
   GM_ADDR sparse_indices_ = nullptr;
   GM_ADDR sparse_values_ = nullptr;

@@ -137,8 +137,9 @@ def reference_rows(args: Dict, dtype: str, sparse_mode: int) -> List[reference.R
 
 
 def assert_topk(got_idx: np.ndarray, got_val: Optional[np.ndarray], rows: List[reference.Row], k: int,
-                exact: bool = False) -> None:
-    """The comparison rule of the module docstring; exact=True: indices equal the reference's."""
+                exact: bool = False, rtol: float = RTOL) -> None:
+    """The comparison rule of the module docstring (tol = rtol * M); exact=True: indices equal the
+    reference's."""
     got_idx = np.asarray(got_idx)
     covered = np.zeros(got_idx.shape[:-1], dtype=bool)
     for row in rows:
@@ -155,7 +156,7 @@ def assert_topk(got_idx: np.ndarray, got_val: Optional[np.ndarray], rows: List[r
         assert len(np.unique(gk)) == kk, f"{where}: repeated indices"
         if exact:
             np.testing.assert_array_equal(gk, want, err_msg=where)
-        tol = RTOL * row.magnitude
+        tol = rtol * row.magnitude
         far = np.abs(s[gk] - ranked[:kk]) > tol
         assert not far.any(), (f"{where}: position {np.argmax(far)} holds key {gk[np.argmax(far)]} scoring "
                                f"{s[gk][np.argmax(far)]}, the reference's score there is {ranked[np.argmax(far)]}")

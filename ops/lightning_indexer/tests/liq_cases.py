@@ -103,8 +103,8 @@ def make(shape: Shape, layout_query: str, layout_key: str, weights_dtype: str = 
     return args
 
 
-def reference_rows(args: Dict, sparse_mode: int) -> List[reference.Row]:
-    a = dict(args)
+def reference_rows(args: Dict, sparse_mode: int, numerics: str = "exact") -> List[reference.Row]:
+    a = dict(args, numerics=numerics)
     a.pop("sparse_count")
     for extra in ("return_value", "query_quant_mode", "key_quant_mode"):
         a.pop(extra, None)

@@ -18,7 +18,7 @@ from typing import Iterator, Optional, Tuple
 
 import numpy as np
 
-__all__ = ["lightning_indexer_quant", "Row", "rows", "visible_keys"]
+__all__ = ["lightning_indexer_quant", "Row", "npu_scores", "rows", "visible_keys"]
 
 
 @dataclass
@@ -42,10 +42,31 @@ def visible_keys(sparse_mode, act_s1, act_s2, r) -> int:
     return min(max(act_s2 - act_s1 + r + 1, 0), act_s2)
 
 
+def npu_scores(dots, weights, query_dequant_scale, key_scales) -> np.ndarray:
+    """The spec's "NPU numerics" of one row and key head, float32 [keys] (times 2^10, exactly):
+    dots [heads, keys] exact int, weights / query_dequant_scale [heads], key_scales [keys]::
+
+        a[h, j] = fp16(2^-10 * max(dot[h, j], 0))
+        wq[h]   = fp16(fp16(weights[h]) * fp16(qs[h]))
+        s[j]    = sum_h fp32(wq[h]) * fp32(a[h, j])     (float32, heads in order)
+        score   = s * (fp32(ks(j)) * 2^10)
+    """
+    a = (np.maximum(np.asarray(dots, dtype=np.float64), 0) * 2.0 ** -10).astype(np.float16).astype(np.float32)
+    w16 = np.asarray(weights).astype(np.float16).astype(np.float32)
+    qs16 = np.asarray(query_dequant_scale).astype(np.float16).astype(np.float32)
+    wq = (w16 * qs16).astype(np.float16).astype(np.float32)
+    s = np.zeros(a.shape[1], dtype=np.float32)
+    for h in range(a.shape[0]):
+        s = (s + wq[h] * a[h]).astype(np.float32)
+    ks = np.asarray(key_scales).astype(np.float16).astype(np.float32) * np.float32(1024.0)
+    return (s * ks).astype(np.float32)
+
+
 def rows(query, key, weights, query_dequant_scale, key_dequant_scale, actual_seq_lengths_query=None,
          actual_seq_lengths_key=None, block_table=None, layout_query="BSND", layout_key="PA_BSND",
-         sparse_mode=3) -> Iterator[Row]:
-    """Every output row that belongs to a batch, with its visible scores (float64)."""
+         sparse_mode=3, numerics="exact") -> Iterator[Row]:
+    """Every output row that belongs to a batch, with its visible scores: float64 (numerics
+    "exact", the contract) or float32 ("npu": npu_scores, what the AscendC kernel computes)."""
     q = np.asarray(query).astype(np.int64)
     k = np.asarray(key).astype(np.int64)
     w = np.asarray(weights, dtype=np.float64)
@@ -85,7 +106,10 @@ def rows(query, key, weights, query_dequant_scale, key_dequant_scale, actual_seq
                 heads = slice(g * group, (g + 1) * group)
                 dots = qr[heads] @ keys[:limit, g, :].T                    # [group, limit] exact int64
                 scale = qsr[heads, None] * kscale[None, :limit, g]         # [group, limit]
-                scores = wr[heads] @ np.maximum(scale * dots, 0.0)        # [limit]
+                if numerics == "npu":
+                    scores = npu_scores(dots, wr[heads], qsr[heads], kscale[:limit, g])
+                else:
+                    scores = wr[heads] @ np.maximum(scale * dots, 0.0)    # [limit]
                 mag = np.abs(wr[heads] * qsr[heads]) @ np.maximum(dots, 0) if limit else np.zeros(0)
                 m = float(np.abs(kscale[:limit, g]).max() * mag.max()) if limit else 0.0
                 yield Row(where + (g,), scores, m)

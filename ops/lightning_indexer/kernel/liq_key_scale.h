@@ -1,0 +1,99 @@
+// lightning_indexer_quant's scorer for the shared AIV side (kernel/lightning_indexer_vector.h; the
+// interface: kernel/lightning_indexer_head_sum.h). The AIC has already reduced the heads
+// (kernel/liq_cube.h): a published slot holds one float32 row per query row,
+// s[j] = sum_h wq[h] * a[h, j]; the AIV's part is
+//   acc[j] = s[j] * (float(ks(j)) * 2^10)   (the contract's NPU numerics: the key scale after the
+//            head sum; the 2^10 undoes Fixpipe's 2^-10, exactly: the op's scores, as sparse_values)
+// for the keys the row sees. The slot row and the block's key scales (through block_table for
+// PA_BSND, one DMA per cache block the block touches) are copied through two double-buffered
+// VECIN queues; only visible keys' scales are read (those of other keys may be anything).
+#pragma once
+#include "kernel/lightning_indexer_head_sum.h"
+
+namespace lightning_indexer {
+
+class KeyScale {
+ public:
+  struct Inputs {
+    GM_ADDR key_scale;    // PA_BSND [num_blocks, block_size(, 1)(, 1)] | BSND [B, S2, 1] | TND [T2, 1]; float16
+    GM_ADDR block_table;  // [B, max_blocks] (PA_BSND)
+  };
+  __aicore__ inline static int64_t RowStride(const LightningIndexerTiling& t) { return t.block_pad; }
+
+  __aicore__ inline void Init(AscendC::TPipe& pipe, const LightningIndexerTiling& t, const GlobalTensor<float>& slots,
+                              const Inputs& in, int64_t /*q_total*/) {
+    t_ = &t;
+    slots_ = slots;
+    const int64_t key_total = t.layout_key == 0 ? t.batch * t.key_rows : t.key_rows;
+    ks_.SetGlobalBuffer((__gm__ half*)in.key_scale, key_total);
+    table_.Init(in.block_table, t.table_bytes);
+    const uint32_t bp = static_cast<uint32_t>(t.block_pad);
+    pipe.InitBuffer(row_q_, 2, bp * sizeof(float));
+    pipe.InitBuffer(ks_q_, 2, bp * sizeof(half));
+    pipe.InitBuffer(ks_f_, bp * sizeof(float));
+    // The check phase's copies into the UB these buffers reuse (PIPE_MTE2 does not order
+    // overlapping moves by itself).
+    AscendC::PipeBarrier<PIPE_MTE2>();
+  }
+
+  __aicore__ inline void Begin(int64_t /*row*/, int64_t /*rows*/) {}
+
+  __aicore__ inline void Queue(const BlockRow& b) {
+    LocalTensor<float> s = row_q_.AllocTensor<float>();
+    AscendC::DataCopy(s, slots_[b.base], static_cast<uint32_t>(b.cols));
+    row_q_.EnQue(s);
+    LocalTensor<half> k = ks_q_.AllocTensor<half>();
+    CopyScales(k, *b.x, b.x->k0, b.visible);
+    ks_q_.EnQue(k);
+  }
+
+  // acc[0, visible) = slot row * ks; the slot is released (release >= 0) once its copy is issued.
+  __aicore__ inline void Score(const LocalTensor<float>& acc, const BlockRow& b, bool queued, int32_t release,
+                               VectorHandshake& handshake) {
+    if (!queued) Queue(b);
+    if (release >= 0) handshake.Release(release);  // on MTE2: after the row's copy
+    const int32_t n = static_cast<int32_t>(b.visible);
+    LocalTensor<half> k = ks_q_.DeQue<half>();
+    const LocalTensor<float> kf = ks_f_.Get<float>();
+    AscendC::Cast(kf, k, AscendC::RoundMode::CAST_NONE, n);
+    ks_q_.FreeTensor(k);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Muls(kf, kf, kUndoDeqScale, n);
+    LocalTensor<float> s = row_q_.DeQue<float>();
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Mul(acc, s, kf, n);
+    AscendC::PipeBarrier<PIPE_V>();
+    row_q_.FreeTensor(s);
+  }
+
+ private:
+  // ks of keys [j0, j0 + n) of x's batch into dst (32-byte aligned runs: j0 and every cache
+  // block's start are multiples of 16 keys from j0).
+  __aicore__ inline void CopyScales(const LocalTensor<half>& dst, const Item& x, int64_t j0, int64_t n) {
+    const LightningIndexerTiling& t = *t_;
+    const AscendC::DataCopyPadExtParams<half> none{false, 0, 0, static_cast<half>(0)};
+    if (t.layout_key != 2) {  // BSND / TND: the batch's keys are consecutive rows
+      const AscendC::DataCopyExtParams p{1, static_cast<uint32_t>(n * sizeof(half)), 0, 0, 0};
+      AscendC::DataCopyPad(dst, ks_[x.k_begin + j0], p, none);
+      return;
+    }
+    for (int64_t j = j0; j < j0 + n;) {  // PA_BSND: a run per cache block
+      const int64_t in_block = j % t.block_size, len = Min(t.block_size - in_block, j0 + n - j);
+      const int64_t block = table_.Get(x.batch * t.max_blocks + j / t.block_size);
+      const AscendC::DataCopyExtParams p{1, static_cast<uint32_t>(len * sizeof(half)), 0, 0, 0};
+      AscendC::DataCopyPad(dst[static_cast<uint32_t>(j - j0)], ks_[block * t.block_size + in_block], p, none);
+      j += len;
+    }
+  }
+
+  static constexpr float kUndoDeqScale = 1024.0f;  // 2^10: Fixpipe's DEQF16 scale was 2^-10
+
+  const LightningIndexerTiling* t_ = nullptr;
+  AscendC::TQue<AscendC::TPosition::VECIN, 2> row_q_, ks_q_;  // depth 2: the next block's copies queue early
+  AscendC::TBuf<AscendC::TPosition::VECCALC> ks_f_;
+  GlobalTensor<float> slots_;
+  GlobalTensor<half> ks_;
+  IndexTensor table_;
+};
+
+}  // namespace lightning_indexer
