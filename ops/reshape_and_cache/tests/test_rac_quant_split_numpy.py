@@ -6,11 +6,13 @@ core, per-channel offsets beside per-head scales; and the exact GM bytes of the 
 import numpy as np
 import pytest
 
+from ascend_ops.common.loader import load_native
 from ascend_ops.reshape_and_cache import reference, reshape_and_cache
 
 from rac_cases import Shape
 from rac_quant_cases import assert_codes, expected, make_quant
 
+core = load_native("ascend_ops.reshape_and_cache", "core")
 SOCS = ["Ascend910B2", "Ascend910B4"]
 # (id, shape, input dtype, cache_mode, key-only, scale granularity, k_scale granularity, offsets)
 CASES = [
@@ -77,3 +79,36 @@ def test_decode_traffic_is_one_copy_of_the_tables():
                                        (cores - 1) * tables // chans + cores * cores * 8)
     assert totals["gm_write_bytes"] == 64 * 2 * 1024 + cores * 8
     assert totals["gm_scalar_reads"] == 0
+
+
+# The kernel's own check in a sliced launch (host data checks skipped): core 0 checks every scale
+# and offset, though it converts only its slice; a bad slot is found by every core of its token
+# group. T = 1500, H = 8, D = 128: 5 token groups x 8 channel groups on 910B2, 4 x 8 on 910B4.
+KERNEL_CASES = [
+    ("k_scale-in-the-last-slice", {"k_scale": (1023, 0.0)}, {}),
+    ("v_offset-in-a-middle-slice", {"v_offset": (515, np.nan)}, {}),
+    ("slot-in-the-last-group", {}, {1450: 10**6}),
+    ("scale-before-slot", {"v_scale": (700, -1.0)}, {3: 10**6}),
+    ("first-of-two-slots", {}, {1200: 10**6, 400: 10**7}),
+]
+
+
+@pytest.mark.parametrize("soc", SOCS)
+@pytest.mark.parametrize("case_id,pokes,bad_slots", KERNEL_CASES, ids=[c[0] for c in KERNEL_CASES])
+def test_sliced_kernel_check_is_the_host_check(soc, case_id, pokes, bad_slots):
+    shape = Shape(1500, 1500, 8, 128, 128, 100, 16, padding=100)
+    key, value, kc, vc, slots, kw = make_quant(shape, "float16", "int8", np.int64, seed=4, granularity="channel_flat",
+                                               with_offset=True)
+    for name, (index, v) in pokes.items():
+        kw[name] = kw[name].copy()
+        kw[name].reshape(-1)[index] = v
+    for t, s in bad_slots.items():
+        slots[t] = s
+    before = [kc.copy(), vc.copy()]
+    with pytest.raises(Exception) as host:
+        core.run_cpu(key, value, kc, vc, slots, **kw)
+    with pytest.raises(Exception) as kernel:
+        core.run_emu(key, value, kc, vc, slots, **kw, soc=soc, host_data_checks=False)
+    assert type(kernel.value) is type(host.value)
+    assert str(kernel.value) == str(host.value)
+    assert kc.tobytes() == before[0].tobytes() and vc.tobytes() == before[1].tobytes()
