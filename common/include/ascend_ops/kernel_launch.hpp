@@ -101,6 +101,48 @@ inline int64_t cores_for_units(int64_t units, int64_t cores) {
   return (units + longest - 1) / longest;
 }
 
+// GM bytes of the check phase's exchange (aop_kernel/check_slots.h) in a launch of `block_dim`
+// cores: each core writes word 0 of its slot and reads word 0 of every slot; none on one core.
+inline int64_t check_exchange_bytes(int64_t block_dim) {
+  return block_dim > 1 ? block_dim * block_dim * 8 + block_dim * 8 : 0;
+}
+
+// A core's cost in cores_for_cost's model: `unit_cycles` per unit of work, `batch_cycles` per
+// batch of up to `batch_units` units (a DMA's latency, the vector instructions' starts), and, in a
+// launch of more than one core, `exchange_cycles` once (the check's SyncAll and the codes' DMA).
+struct CoreCost {
+  int64_t unit_cycles;
+  int64_t batch_units;
+  int64_t batch_cycles;
+  int64_t exchange_cycles;
+};
+
+// The estimated cycles of the busiest core when `units` are split over `block_dim` cores.
+inline int64_t estimated_cycles(int64_t units, int64_t block_dim, const CoreCost& c) {
+  const int64_t most = (units + block_dim - 1) / block_dim;
+  const int64_t batch = c.batch_units < 1 ? 1 : c.batch_units;
+  return (block_dim > 1 ? c.exchange_cycles : 0) + (most + batch - 1) / batch * c.batch_cycles + most * c.unit_cycles;
+}
+
+// The cores for `units` on at most `cores` cores when the check exchange is to stay within
+// `exchange_budget` GM bytes: of the launches cores_for_units gives on 1..cores cores, the
+// fastest by estimated_cycles whose check_exchange_bytes fit (one core always does: it needs no
+// exchange, and no SyncAll), the fewest cores on a tie.
+inline int64_t cores_for_cost(int64_t units, int64_t cores, const CoreCost& cost, int64_t exchange_budget) {
+  int64_t best = 1;
+  int64_t best_cycles = estimated_cycles(units, 1, cost);
+  for (int64_t k = 2; k <= cores; ++k) {
+    const int64_t c = cores_for_units(units, k);
+    if (check_exchange_bytes(c) > exchange_budget) break;  // grows with c, and c with k
+    const int64_t cycles = estimated_cycles(units, c, cost);
+    if (cycles < best_cycles) {
+      best = c;
+      best_cycles = cycles;
+    }
+  }
+  return best;
+}
+
 // The GM workspace of a kernel whose only workspace is the check protocol's slots
 // (aop_kernel/check_slots.h): `slots` slots of `words` int64 each (one per core, or per AIV).
 // Every core writes its own slot before reading any: it needs no zeroing.

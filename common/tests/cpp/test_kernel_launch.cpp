@@ -45,3 +45,18 @@ TEST(tensors_then_workspace_record_tiling) {
   CHECK(g_args[2] == reinterpret_cast<uint8_t*>(workspace) && g_args[3] == reinterpret_cast<uint8_t*>(record));
   CHECK(g_args[4] == reinterpret_cast<uint8_t*>(tiling));
 }
+
+TEST(cores_for_cost_keeps_the_exchange_within_its_budget) {
+  using aop::launch::check_exchange_bytes;
+  using aop::launch::cores_for_cost;
+  CHECK_EQ(check_exchange_bytes(1), int64_t{0});
+  CHECK_EQ(check_exchange_bytes(16), int64_t{16 * 16 * 8 + 16 * 8});
+  const aop::launch::CoreCost cost{77, 38, 604, 1537};
+  // 16 units: one core is the fastest (no SyncAll), whatever the budget
+  CHECK_EQ(cores_for_cost(16, 48, cost, 1 << 30), int64_t{1});
+  // 256 units: the fastest launch whose exchange fits 2521 bytes (16 cores: 2176), not 43 cores
+  CHECK_EQ(cores_for_cost(256, 48, cost, 2521), int64_t{16});
+  CHECK_EQ(cores_for_cost(256, 48, cost, 1 << 30), aop::launch::cores_for_units(256, 48));
+  // no budget: one core
+  CHECK_EQ(cores_for_cost(256, 48, cost, 0), int64_t{1});
+}

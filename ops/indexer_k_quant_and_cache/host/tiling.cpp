@@ -13,6 +13,21 @@ namespace {
 
 int64_t align32(int64_t bytes) { return (bytes + 31) / 32 * 32; }
 
+// The cores: the fastest split (common's launch::cores_for_cost) whose check exchange stays within
+// 1/40 of the bytes the op must move (k read, codes and scales written, the slots): a multi-core
+// launch pays the exchange, block_dim^2 * 8 + block_dim * 8 bytes, and a SyncAll; one core pays
+// neither. The cycles are fitted to the emulator's timing model of a 910B (D = 128, bfloat16 k,
+// float16 scales, T = 16..256 on 1..43 cores, within 2%): a token's vector steps grow with D, its
+// scalar scale and ReduceMax with the groups; a batch pays the DMA latency.
+int64_t cores(const IndexerKQuantTiling& t, const Args& a, const Dims& d, const aop_platform& platform) {
+  const int64_t in_bytes = static_cast<int64_t>(aop_dtype_size(a.k.dtype));
+  int64_t batch = std::min<int64_t>(kIkqMaxBatch, std::max<int64_t>(t.num_tokens, 1));
+  while (batch > 1 && ikq_batch_ub_bytes(batch, d.head_dim, d.quant_block, t.scale_row_bytes) > kIkqBatchUbBytes) --batch;
+  const launch::CoreCost cost{3 * d.head_dim / 16 + 53 * d.groups, batch, 604, 1537};
+  const int64_t minimum = t.num_tokens * (d.head_dim * in_bytes + d.head_dim + d.groups * t.scale_bytes + t.slot_bytes);
+  return launch::cores_for_cost(t.num_tokens, platform.aiv_cores, cost, minimum / 40);
+}
+
 IndexerKQuantTiling compute(const Args& a, const Dims& d, const aop_platform& platform) {
   IndexerKQuantTiling t{};
   t.num_tokens = d.written;
@@ -31,7 +46,7 @@ IndexerKQuantTiling compute(const Args& a, const Dims& d, const aop_platform& pl
   t.check_scales = needs_scale_check(a, d) ? 1 : 0;
   t.scale_row_bytes = static_cast<int32_t>(align32(d.groups * 4));
 
-  t.block_dim = static_cast<int32_t>(launch::cores_for_units(t.num_tokens, platform.aiv_cores));
+  t.block_dim = static_cast<int32_t>(cores(t, a, d, platform));
   t.tokens_per_core = static_cast<int32_t>(t.num_tokens / t.block_dim);
   t.cores_with_extra = static_cast<int32_t>(t.num_tokens % t.block_dim);
 

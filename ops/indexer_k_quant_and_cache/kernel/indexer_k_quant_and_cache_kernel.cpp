@@ -15,7 +15,8 @@
 // first error in its check slot (aop_kernel/check_slots.h), SyncAll, and no core writes if any
 // core found one. The codes and scales of a core's first resident_tokens tokens stay in UB from
 // the check to the write, so k is read once (further tokens are quantised again after the check
-// if their scales had to be checked). A batch reads its padding tokens' rows too (one DMA).
+// if their scales had to be checked). A batch reads its rows by one DMA per run of written tokens
+// (padding rows are zeroed in UB, not read).
 // Compiles with CANN's compiler on NPU and with g++ against the AscendC emulator.
 #include "kernel_operator.h"
 #include "aop_kernel/check_slots.h"
@@ -164,15 +165,9 @@ class IndexerKQuantKernel {
   __aicore__ inline bool Quantize(int64_t t0, int64_t t1, int64_t* record) {
     const int64_t d = t_.head_dim, qbs = t_.quant_block, groups = t_.groups, n = t1 - t0;
     const uint32_t elems = static_cast<uint32_t>(n * d);
-    // the batch's rows by one DMA (rows of D * sizeof(T) bytes: 32-byte multiples, D % 32 == 0)
     AscendC::LocalTensor<T> in = in_buf_.template Get<T>();
     aop_kernel::check::Sync<HardEvent::V_MTE2>(pipe_);  // the previous batch was read
-    const int64_t row_bytes = d * static_cast<int64_t>(sizeof(T));
-    AscendC::DataCopyExtParams params{static_cast<uint16_t>(n), static_cast<uint32_t>(row_bytes),
-                                      static_cast<uint32_t>((t_.k_token_stride - d) * static_cast<int64_t>(sizeof(T))),
-                                      0, 0};
-    AscendC::DataCopyPadExtParams<T> pad{false, 0, 0, 0};
-    AscendC::DataCopyPad(in, k_[t0 * t_.k_token_stride], params, pad);
+    LoadRows(t0, t1, in);
     aop_kernel::check::Sync<HardEvent::MTE2_V>(pipe_);
 
     AscendC::LocalTensor<float> x = xf_buf_.template Get<float>();
@@ -235,6 +230,32 @@ class IndexerKQuantKernel {
       }
     }
     return true;
+  }
+
+  // The rows of tokens [t0, t1) into `in` (rows of D * sizeof(T) bytes: 32-byte multiples, D % 32
+  // == 0): one DMA per run of written tokens; a padding token's row is not read but zeroed (its
+  // codes are computed, never written).
+  __aicore__ inline void LoadRows(int64_t t0, int64_t t1, const AscendC::LocalTensor<T>& in) {
+    const int64_t d = t_.head_dim, row_bytes = d * static_cast<int64_t>(sizeof(T));
+    const uint32_t row_halves = static_cast<uint32_t>(row_bytes / 2);
+    int64_t run = -1;  // the first token of the current run of written tokens
+    for (int64_t t = t0; t <= t1; ++t) {
+      const bool written = t < t1 && Slot(t) >= 0;
+      if (written && run < 0) run = t;
+      if (written) continue;
+      if (run >= 0) {
+        AscendC::DataCopyExtParams params{static_cast<uint16_t>(t - run), static_cast<uint32_t>(row_bytes),
+                                          static_cast<uint32_t>((t_.k_token_stride - d) * static_cast<int64_t>(sizeof(T))),
+                                          0, 0};
+        AscendC::DataCopyPadExtParams<T> pad{false, 0, 0, 0};
+        AscendC::DataCopyPad(in[static_cast<uint32_t>((run - t0) * d)], k_[run * t_.k_token_stride], params, pad);
+        run = -1;
+      }
+      if (t < t1) {  // +0.0 in every float type
+        AscendC::Duplicate(in.template ReinterpretCast<int16_t>()[static_cast<uint32_t>(t - t0) * row_halves],
+                           static_cast<int16_t>(0), static_cast<int32_t>(row_halves));
+      }
+    }
   }
 
   // One token's codes and scales to its slot (the vector writes are done).

@@ -1,5 +1,6 @@
 // Launch tiling of the AscendC kernel: tokens split evenly over the vector cores, rows staged
-// through UB in the largest 32-byte-aligned bursts two buffers allow.
+// through UB in the largest 32-byte-aligned bursts two buffers allow (the int8 write:
+// host/tiling_quant.cpp).
 #include <algorithm>
 #include <optional>
 
@@ -9,32 +10,13 @@
 #include "ascend_ops/tensor.hpp"
 #include "host/cache_layout.h"
 #include "host/reshape_and_cache.h"
+#include "host/tiling_quant.h"
 
 namespace aop::reshape_and_cache {
 namespace {
 
 constexpr int64_t kBurstAlign = 32;
 constexpr int64_t kMaxBursts = 4095;  // DataCopyPad blockCount limit
-
-// The int8 write's UB: the per-channel tables (one per scale / offset given), the staging of a
-// raw scale and the scale check's verdict buffer, fixed; then per chunk element two input buffers, two int8 output buffers, the
-// float32 work buffer and the float16 step of the float32 -> int8 conversion.
-void quant_chunk(ReshapeAndCacheTiling& t, const aop_platform& platform) {
-  const int64_t row = std::max(t.key_row_elems, t.value_row_elems);
-  t.table_elems = (row + 7) / 8 * 8;
-  int64_t tables = 0;
-  for (int i = 0; i < 4; ++i) tables += t.scale_dtype[i] >= 0 ? 1 : 0;
-  // the tables, the raw staging and core 0's two-table verdict buffer
-  const int64_t fixed = rac_check_ub_bytes(t.block_dim) + (tables + 3) * t.table_elems * 4;
-  const int64_t in_bytes = static_cast<int64_t>(aop_dtype_size(static_cast<aop_dtype>(t.in_dtype)));
-  const int64_t per_elem = kRacBufferNum * (in_bytes + 1) + 4 + 2;
-  int64_t chunk = (platform.ub_bytes - fixed) / per_elem / kBurstAlign * kBurstAlign;
-  chunk = std::min(chunk, (row + kBurstAlign - 1) / kBurstAlign * kBurstAlign);
-  if (t.key_layout.chunk_elems < t.key_layout.group_elems || t.value_layout.chunk_elems < t.value_layout.group_elems) {
-    chunk = std::min<int64_t>(chunk, kMaxBursts * kBurstAlign);  // one 32-byte burst per chunk
-  }
-  t.chunk_elems = static_cast<int32_t>(std::max<int64_t>(kBurstAlign, chunk));
-}
 
 void in_bytes(int64_t& row, int64_t& token_stride, RacCacheLayout& l, int64_t elem) {
   row *= elem;
@@ -88,8 +70,9 @@ ReshapeAndCacheTiling compute(const Args& a, const aop_platform& platform) {
   t.tokens_per_core = static_cast<int32_t>(t.num_tokens / t.block_dim);
   t.cores_with_extra = static_cast<int32_t>(t.num_tokens % t.block_dim);
 
+  t.chan_groups = 1;
   if (t.quant != 0) {
-    quant_chunk(t, platform);
+    quant_tiling(t, platform);
     return t;
   }
   const int64_t row_bytes = std::max(t.key_row_elems, t.value_row_elems) * t.elem_bytes;

@@ -15,6 +15,10 @@
 // The scales / offsets come into UB once per core (one DMA each) and become per-channel float32
 // tables (H*D floats); core 0 checks their raw bits there (every scale finite and > 0, every
 // offset finite) before its slots, so the first error is the host's (host/validate_quant.cpp).
+// Sliced launches (a per-channel table, tiling.sliced): a core other than 0 loads only its
+// channel slice of a per-channel table, and writes only that slice of its tokens' rows, a batch
+// of tokens per strided DMA in, the per-channel steps as level-0 repeats (one per token) with the
+// table's repeat stride 0.
 #pragma once
 #include "kernel_operator.h"
 #include "aop_kernel/check_slots.h"
@@ -62,11 +66,15 @@ class ReshapeAndCacheQuant {
   __aicore__ inline void LoadTables(bool check, int64_t* record) {
     for (int32_t i = 0; i < 4; ++i) {
       if (tiling_.scale_dtype[i] < 0) continue;
-      LoadRaw(i);
+      // a sliced launch's core other than 0 needs only its slice of a per-channel table
+      const bool part = tiling_.sliced != 0 && !check && tiling_.scale_numel[i] == RowElems(i);
+      const int64_t from = part ? SliceBegin(i) : 0;
+      const int64_t count = part ? SliceElems(i) : tiling_.scale_numel[i];
+      LoadRaw(i, from, count);
       // scales: a vector verdict first, the scalar scan (which names the element) only on an
       // error; offsets: the scalar scan
       if (check && record[0] == kRacOk && (i >= 2 || AnyBadScale(i))) CheckRaw(i, record);
-      LoadTable(i);
+      LoadTable(i, from, count);
     }
   }
 
@@ -75,6 +83,10 @@ class ReshapeAndCacheQuant {
   }
 
   __aicore__ inline void Process() {
+    if (tiling_.sliced != 0) {
+      ProcessSliced();
+      return;
+    }
     const bool kv = tiling_.has_value != 0;
     for (int64_t t = slots_.Tokens().begin; t < slots_.Tokens().end; ++t) {
       const int64_t slot = slots_.Slot(t);
@@ -88,6 +100,60 @@ class ReshapeAndCacheQuant {
   }
 
  private:
+  // The sliced write: this core's channel slice of each of its tokens, batch_tokens at a time.
+  __aicore__ inline void ProcessSliced() {
+    const int64_t end = slots_.Tokens().end;
+    for (int64_t t0 = slots_.Tokens().begin; t0 < end; t0 += tiling_.batch_tokens) {
+      const int64_t n = end - t0 < tiling_.batch_tokens ? end - t0 : tiling_.batch_tokens;
+      QuantSlices(key_, tiling_.key_token_stride, key_cache_, tiling_.key_layout, t0, n, 0, 2);
+      if (tiling_.has_value != 0) {
+        QuantSlices(value_, tiling_.value_token_stride, value_cache_, tiling_.value_layout, t0, n, 1, 3);
+      }
+    }
+  }
+
+  // Tokens [t0, t0 + n)'s slice of one tensor: one strided DMA in (slices of 32-element multiples:
+  // whole 32-byte blocks in UB, back to back), the conversion, then per written token one DMA per
+  // cache group the slice touches (group and slice bounds are multiples of 32 elements, host-checked).
+  __aicore__ inline void QuantSlices(const AscendC::GlobalTensor<TIn>& src, int64_t stride,
+                                     const AscendC::GlobalTensor<int8_t>& cache, const RacCacheLayout& layout,
+                                     int64_t t0, int64_t n, int32_t scale, int32_t offset) {
+    const int64_t c0 = SliceBegin(scale), slice = SliceElems(scale);
+    AscendC::LocalTensor<TIn> in = in_queue_.template AllocTensor<TIn>();
+    const int64_t in_bytes = static_cast<int64_t>(sizeof(TIn));
+    AscendC::DataCopyExtParams params{static_cast<uint16_t>(n), static_cast<uint32_t>(slice * in_bytes),
+                                      static_cast<uint32_t>((stride - slice) * in_bytes), 0, 0};
+    AscendC::DataCopyPadExtParams<TIn> pad{false, 0, 0, 0};
+    AscendC::DataCopyPad(in, src[t0 * stride + c0], params, pad);
+    in_queue_.EnQue(in);
+    Convert(c0, static_cast<uint32_t>(slice), scale, offset, n);
+    AscendC::LocalTensor<int8_t> out = out_queue_.template DeQue<int8_t>();
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t slot = slots_.Slot(t0 + i);
+      if (slot < 0) continue;  // padding token
+      for (int64_t j = c0; j < c0 + slice;) {
+        const int64_t group_end = (j / layout.group_elems + 1) * layout.group_elems;
+        const int64_t piece_end = group_end < c0 + slice ? group_end : c0 + slice;
+        RacWriteChunk(cache, layout, slot, j, static_cast<uint32_t>(piece_end - j),
+                      out[static_cast<uint32_t>(i * slice + j - c0)]);
+        j = piece_end;
+      }
+    }
+    out_queue_.FreeTensor(out);
+  }
+
+  // Row elements of the tensor that table `which` (k_scale, v_scale, k_offset, v_offset) scales,
+  // and this core's slice of them in a sliced launch.
+  __aicore__ inline int64_t RowElems(int32_t which) const {
+    return which == 0 || which == 2 ? tiling_.key_row_elems : tiling_.value_row_elems;
+  }
+  __aicore__ inline int64_t SliceElems(int32_t which) const {
+    return which == 0 || which == 2 ? tiling_.key_slice_elems : tiling_.value_slice_elems;
+  }
+  __aicore__ inline int64_t SliceBegin(int32_t which) const {
+    return (AscendC::GetBlockIdx() % tiling_.chan_groups) * SliceElems(which);
+  }
+
   // Whether scale `which` (0 or 1; its raw bits in raw_buf_) holds a value not finite and > 0,
   // by vector integer work on the bits: as signed integers, exactly the positive finite values
   // lie in [1, top] (top: the largest finite's bits, float32 0x7F7FFFFF, float16 0x7BFF,
@@ -169,23 +235,25 @@ class ReshapeAndCacheQuant {
     aop_kernel::check::Sync<AscendC::HardEvent::S_MTE2>(*pipe_);  // raw_buf_ is read before its next load
   }
 
-  // The raw scale / offset `which` into raw_buf_ (its own dtype, scale_numel elements).
-  __aicore__ inline void LoadRaw(int32_t which) {
-    const int32_t dtype = tiling_.scale_dtype[which];
-    const uint32_t bytes = static_cast<uint32_t>(tiling_.scale_numel[which] * (dtype == kRacFloat32 ? 4 : 2));
+  // Elements [from, from + count) of the raw scale / offset `which` into raw_buf_ at the same
+  // index (its own dtype; from is 0 or a slice's start, a multiple of 32).
+  __aicore__ inline void LoadRaw(int32_t which, int64_t from, int64_t count) {
+    const int64_t size = tiling_.scale_dtype[which] == kRacFloat32 ? 4 : 2;
+    const uint32_t bytes = static_cast<uint32_t>(count * size);
     AscendC::GlobalTensor<uint8_t> gm;
-    gm.SetGlobalBuffer((__gm__ uint8_t*)scales_[which], bytes);
+    gm.SetGlobalBuffer((__gm__ uint8_t*)scales_[which] + from * size, bytes);
     AscendC::DataCopyExtParams params{1, bytes, 0, 0, 0};
     AscendC::DataCopyPadExtParams<uint8_t> pad{false, 0, 0, 0};
-    AscendC::DataCopyPad(raw_buf_.template Get<uint8_t>(), gm, params, pad);
+    AscendC::DataCopyPad(raw_buf_.template Get<uint8_t>()[static_cast<uint32_t>(from * size)], gm, params, pad);
   }
 
   // Table `which` (per channel, float32, the row of key for 0 / 2, of value for 1 / 3) from the
   // raw values in raw_buf_: as float32 (Cast CAST_NONE from float16 / bfloat16: exact), then
   // widened from one value (per tensor: Duplicate) or H values (per head: one Duplicate per head
   // when a head's floats start 32-byte aligned (D a multiple of 8), else scalar, last element
-  // first so the H values at the front are read before they are overwritten).
-  __aicore__ inline void LoadTable(int32_t which) {
+  // first so the H values at the front are read before they are overwritten). A per-channel
+  // table is converted only on [from, from + count) (LoadRaw's elements).
+  __aicore__ inline void LoadTable(int32_t which, int64_t from, int64_t count_elems) {
     const int32_t dtype = tiling_.scale_dtype[which];
     const int64_t n = tiling_.scale_numel[which];
     const bool key_side = which == 0 || which == 2;
@@ -193,13 +261,14 @@ class ReshapeAndCacheQuant {
     const int64_t head = key_side ? tiling_.key_head_size : tiling_.value_head_size;
     const AscendC::LocalTensor<float> table = table_buf_[which].template Get<float>();
     aop_kernel::check::Sync<AscendC::HardEvent::MTE2_V>(*pipe_);
-    const uint32_t count = static_cast<uint32_t>(n);
+    const uint32_t count = static_cast<uint32_t>(count_elems);
+    const uint32_t at = static_cast<uint32_t>(from);
     if (dtype == kRacFloat16) {
-      AscendC::Cast(table, raw_buf_.template Get<half>(), AscendC::RoundMode::CAST_NONE, count);
+      AscendC::Cast(table[at], raw_buf_.template Get<half>()[at], AscendC::RoundMode::CAST_NONE, count);
     } else if (dtype == kRacBfloat16) {
-      AscendC::Cast(table, raw_buf_.template Get<bfloat16_t>(), AscendC::RoundMode::CAST_NONE, count);
+      AscendC::Cast(table[at], raw_buf_.template Get<bfloat16_t>()[at], AscendC::RoundMode::CAST_NONE, count);
     } else {
-      AscendC::Adds(table, raw_buf_.template Get<float>(), 0.0f, count);  // a UB -> UB move on the vector unit
+      AscendC::Adds(table[at], raw_buf_.template Get<float>()[at], 0.0f, count);  // a UB -> UB move on the vector unit
     }
     if (n == row) {  // per channel: the table as loaded
       RacVecBarrier();
@@ -255,37 +324,69 @@ class ReshapeAndCacheQuant {
     in_queue_.EnQue(buf);
   }
 
-  __aicore__ inline void Convert(int64_t done, uint32_t count, int32_t scale, int32_t offset) {
+  // `rows` rows of `count` elements (the tables' elements [done, done + count)), from in_queue_
+  // to out_queue_.
+  __aicore__ inline void Convert(int64_t done, uint32_t count, int32_t scale, int32_t offset, int64_t rows = 1) {
     using AscendC::RoundMode;
     AscendC::LocalTensor<TIn> in = in_queue_.template DeQue<TIn>();
     const AscendC::LocalTensor<float> work = work_buf_.template Get<float>();
     const AscendC::LocalTensor<float> scales = table_buf_[scale].template Get<float>()[static_cast<uint32_t>(done)];
+    const uint32_t all = count * static_cast<uint32_t>(rows);
     if constexpr (sizeof(TIn) == 4) {  // float32: divide the input buffer itself
-      AscendC::Div(work, in, scales, count);
+      ByTable(work, in, scales, count, rows, true);
     } else {
-      AscendC::Cast(work, in, RoundMode::CAST_NONE, count);
+      AscendC::Cast(work, in, RoundMode::CAST_NONE, all);
       RacVecBarrier();
-      AscendC::Div(work, work, scales, count);
+      ByTable(work, work, scales, count, rows, true);
     }
     RacVecBarrier();
     in_queue_.FreeTensor(in);
     if (tiling_.scale_dtype[offset] >= 0) {
-      AscendC::Add(work, work, table_buf_[offset].template Get<float>()[static_cast<uint32_t>(done)], count);
+      ByTable(work, work, table_buf_[offset].template Get<float>()[static_cast<uint32_t>(done)], count, rows, false);
       RacVecBarrier();
     }
-    AscendC::Maxs(work, work, -128.0f, count);
+    AscendC::Maxs(work, work, -128.0f, all);
     RacVecBarrier();
-    AscendC::Mins(work, work, 127.0f, count);
+    AscendC::Mins(work, work, 127.0f, all);
     RacVecBarrier();
     const AscendC::LocalTensor<int16_t> i16 = half_buf_.template Get<int16_t>();
-    AscendC::Cast(i16, work, RoundMode::CAST_RINT, count);
+    AscendC::Cast(i16, work, RoundMode::CAST_RINT, all);
     RacVecBarrier();
     const AscendC::LocalTensor<half> h = work.template ReinterpretCast<half>();
-    AscendC::Cast(h, i16, RoundMode::CAST_NONE, count);
+    AscendC::Cast(h, i16, RoundMode::CAST_NONE, all);
     RacVecBarrier();
     AscendC::LocalTensor<int8_t> out = out_queue_.template AllocTensor<int8_t>();
-    AscendC::Cast(out, h, RoundMode::CAST_NONE, count);
+    AscendC::Cast(out, h, RoundMode::CAST_NONE, all);
     out_queue_.EnQue(out);
+  }
+
+  // dst = src / table (divide) or src + table per row: one row (count form), or `rows` rows
+  // `count` floats apart (count a multiple of 8 <= 2040: whole 32-byte blocks) by level-0
+  // repeats, one per row, columns of 64 floats (one 256-byte repeat), the table's repeat stride 0.
+  __aicore__ inline void ByTable(const AscendC::LocalTensor<float>& dst, const AscendC::LocalTensor<float>& src,
+                                 const AscendC::LocalTensor<float>& table, uint32_t count, int64_t rows, bool divide) {
+    if (rows == 1) {
+      if (divide) {
+        AscendC::Div(dst, src, table, static_cast<int32_t>(count));
+      } else {
+        AscendC::Add(dst, src, table, static_cast<int32_t>(count));
+      }
+      return;
+    }
+    const uint8_t stride = static_cast<uint8_t>(count / 8);
+    const AscendC::BinaryRepeatParams params(1, 1, 1, stride, stride, 0);
+    for (int64_t r0 = 0; r0 < rows; r0 += kRacMaxRepeat) {
+      const uint8_t repeats = static_cast<uint8_t>(rows - r0 < kRacMaxRepeat ? rows - r0 : kRacMaxRepeat);
+      for (uint32_t col = 0; col < count; col += 64) {
+        const uint64_t mask = count - col < 64 ? count - col : 64;
+        const uint32_t at = static_cast<uint32_t>(r0) * count + col;
+        if (divide) {
+          AscendC::Div(dst[at], src[at], table[col], mask, repeats, params);
+        } else {
+          AscendC::Add(dst[at], src[at], table[col], mask, repeats, params);
+        }
+      }
+    }
   }
 
   AscendC::TPipe* pipe_ = nullptr;

@@ -14,7 +14,9 @@ class RacSlots {
   __aicore__ inline void Init(AscendC::TPipe& pipe, GM_ADDR slot_mapping, const ReshapeAndCacheTiling& tiling) {
     pipe_ = &pipe;
     tiling_ = &tiling;
-    tokens_ = aop_kernel::ThisCoreShare(tiling.tokens_per_core, tiling.cores_with_extra);
+    // the core's token group: cores c of one group (c / chan_groups) share its tokens
+    tokens_ = aop_kernel::ShareOf(AscendC::GetBlockIdx() / tiling.chan_groups, tiling.tokens_per_core,
+                                  tiling.cores_with_extra);
     slots_.SetGlobalBuffer((__gm__ S*)slot_mapping, tiling.num_tokens);
     pipe.InitBuffer(check_buf_, aop_kernel::check::UbBytes(tiling.block_dim));
     pipe.InitBuffer(slot_buf_, static_cast<uint32_t>(kRacSlotChunk * sizeof(S)));

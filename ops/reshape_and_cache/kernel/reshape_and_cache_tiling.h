@@ -46,6 +46,16 @@ struct ReshapeAndCacheTiling {
   int64_t value_head_size;
   RacCacheLayout key_layout;    // where key_cache / value_cache keep a row (any cache_mode, any strides)
   RacCacheLayout value_layout;
+  // The int8 write with a per-channel table, split two ways so that a core loads only a share of
+  // the tables: block_dim = token groups x chan_groups; core c writes the tokens of group
+  // c / chan_groups (tokens_per_core / cores_with_extra split the tokens over the groups) and
+  // only the row elements [s * slice, (s + 1) * slice) with s = c % chan_groups, batch_tokens
+  // tokens at a time (one strided DMA in per batch). chan_groups 1 and sliced 0 everywhere else.
+  int32_t chan_groups;
+  int32_t sliced;            // 1: the batched, sliced int8 write (kernel/reshape_and_cache_quant.h)
+  int64_t key_slice_elems;   // key_row_elems / chan_groups (a multiple of 32), when sliced
+  int64_t value_slice_elems;
+  int64_t batch_tokens;      // when sliced: tokens per batch; chunk_elems = batch_tokens * the larger slice
 };
 // in_dtype / scale_dtype values (aop_dtype's numbering, which the kernel does not include).
 constexpr int32_t kRacFloat16 = 0, kRacBfloat16 = 1, kRacFloat32 = 2;
@@ -53,6 +63,11 @@ constexpr int32_t kRacFloat16 = 0, kRacBfloat16 = 1, kRacFloat32 = 2;
 constexpr int64_t kRacQuantMaxRowElems = 4096;
 // Per-head scales the kernel widens with one Duplicate per head: at most this many heads.
 constexpr int64_t kRacMaxHeads = 256;
+// A sliced launch's per-channel steps run one level-0 repeat per token (repeatTime <= 255) with
+// the rows' repeat stride in 32-byte blocks (<= 255): batches of at most kRacMaxRepeat tokens,
+// slices of at most kRacMaxRepeatRowFloats floats.
+constexpr int64_t kRacMaxRepeat = 255;
+constexpr int64_t kRacMaxRepeatRowFloats = 255 * 8;
 
 // The in-kernel data checks (all or nothing; shared by the kernel and host/validate.cpp). Every
 // core checks its tokens, writes a 64-byte check slot in the workspace (8 int64 words, the layout

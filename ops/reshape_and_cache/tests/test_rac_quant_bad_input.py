@@ -13,7 +13,9 @@ from rac_cases import Shape
 from rac_quant_cases import make_quant
 
 core = load_native("ascend_ops.reshape_and_cache", "core")
-SHAPE = Shape(100, 100, 2, 16, 32, 32, 4, padding=3)  # 100 tokens over 48 / 40 cores
+# 100 tokens with rows of 32 / 64 elements: the int8 tiling runs them on one core (host/tiling_quant.cpp);
+# the kernel check of multi-core sliced launches: test_rac_quant_split_numpy.py
+SHAPE = Shape(100, 100, 2, 16, 32, 32, 4, padding=3)
 BACKENDS = ("cpu", "emu")
 
 
@@ -144,7 +146,7 @@ KERNEL_CASES = [
     ("k_scale", poke("k_scale", 10, 0.0), {}),
     ("v_offset", poke("v_offset", 0, np.nan), {}),
     ("scale-before-slot", poke("v_scale", 2, -1.0), {60: 10**6}),  # the host checks scales first
-    ("slot-on-core-3", lambda a, kw: (a, kw), {7: 128}),
+    ("slot-of-token-7", lambda a, kw: (a, kw), {7: 128}),
 ]
 
 
