@@ -109,10 +109,14 @@ class TensorView {
   }
 
  private:
+  // dim() / stride() run on every call of every op: the message is built only on failure (as an
+  // argument of check() it was built each time, a std::string per call: most of a small call).
   int wrap(int i) const {
     const int j = i < 0 ? i + t_.ndim : i;
-    check(j >= 0 && j < t_.ndim, AOP_INDEX_ERROR, "dimension ", i, " is out of range for a ",
-          t_.ndim, "-D tensor of shape ", shape_string());
+    if (j < 0 || j >= t_.ndim) {
+      check(false, AOP_INDEX_ERROR, "dimension ", i, " is out of range for a ", t_.ndim, "-D tensor of shape ",
+            shape_string());
+    }
     return j;
   }
 

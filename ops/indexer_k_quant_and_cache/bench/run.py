@@ -161,6 +161,21 @@ def main(argv=None) -> int:
     print("targets: speedup vs composite >= 3 (split int8, T = 16..256 and 4096); "
           "time / unquantised write <= 1.5 at T = 4096")
 
+    import cpu_speed  # bench/cpu_speed.py: fresh and repeated slots, min over interleaved rounds
+
+    print()
+    try:
+        import ascend_ops.reshape_and_cache  # noqa: F401  (the yardstick)
+    except ImportError as error:
+        print(f"cpu / unquantised write table skipped: {error}")
+    else:
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        print(format_table(cpu_speed.HEADERS, cpu_speed.rows((16, 4096) if args.quick else (16, 256, 4096),
+                                                             2 if args.quick else 5)))
+        torch.set_num_threads(threads)
+        print("one torch thread, min over interleaved rounds of p50; target: cpu / unquantised <= 1.5 at T >= 4096")
+
     print()
     model = [emulator_model(t, soc) for t in ((64,) if args.quick else (16, 256, 4096))
              for soc in ("Ascend910B2", "Ascend910B4")]

@@ -2,12 +2,15 @@
 // checks the data and computes every group's scale into a small buffer (T' * G floats); only when
 // it finds a problem does check_data run (in token order, for the first error's exception), so
 // nothing is written on error. Pass 2 writes the codes and scales straight from k's bits (the
-// row, already in cache from pass 1, widened in registers; no scratch row).
+// row, already in cache from pass 1, widened in registers). Into a cache larger than the last-level
+// cache (common's ascend_ops/cpu_stream.hpp) pass 2 writes a row's codes into a 64-byte-aligned
+// buffer of the thread's own and streams them out (no read for ownership of the cache's lines).
 #include <algorithm>
 #include <atomic>
 #include <cstring>
 #include <vector>
 
+#include "ascend_ops/cpu_stream.hpp"
 #include "ascend_ops/parallel.hpp"
 #include "ascend_ops/tensor.hpp"
 #include "host/indexer_k_quant_and_cache.h"
@@ -35,6 +38,8 @@ namespace {
 
 // Below this many bytes of k per thread, waking workers costs more than the work.
 constexpr int64_t kBytesPerThread = 128 * 1024;
+// Tokens ahead whose code row is prefetched (its page translation, for ordinary stores the line).
+constexpr int64_t kPrefetchAhead = 4;
 
 struct Plan {
   Dims d;
@@ -48,6 +53,13 @@ struct Plan {
   float* sc = nullptr;      // T' * G group scales, from pass 1
   x86::Int8Codes fast_int8 = nullptr;  // split: the hand-vectorised codes, or none
   x86::AbsMaxBits16 fast_amax16 = nullptr;  // bfloat16 / float16 k: the hand-vectorised abs-max, or none
+  cpu_stream::CopyFn stream = nullptr;  // streaming stores for the code rows, or none (ordinary)
+
+  // Where the codes of the token at `slot` go.
+  uint8_t* codes_at(int64_t slot) const {
+    const int64_t block = slot / d.block_size, offset = slot % d.block_size;
+    return reinterpret_cast<uint8_t*>(cache) + block * d.cache_block_stride + offset * d.head_dim;
+  }
 };
 
 // Pass 1 for one token: its G scales into sc; whether one overflows its float16 store.
@@ -72,26 +84,30 @@ AOP_IKQ_INLINE bool token_scales(const Plan& p, int64_t t, float* sc) {
   return overflow;
 }
 
-// Pass 2 for one token: the codes of its D elements and its G scales at `slot`.
+// Pass 2 for one token: the codes of its D elements and its G scales at `slot`. `row`: D bytes of
+// the thread's own, where the codes go first when they are streamed out.
 template <class S>
-AOP_IKQ_INLINE void token_codes(const Plan& p, int64_t t, int64_t slot, const float* sc) {
+AOP_IKQ_INLINE void token_codes(const Plan& p, int64_t t, int64_t slot, const float* sc, uint8_t* row) {
   const Dims& d = p.d;
   const auto* s = reinterpret_cast<const typename S::Bits*>(p.k + t * p.k_row_bytes);
   const int64_t block = slot / d.block_size, offset = slot % d.block_size;
   const int64_t qbs = d.quant_block;
+  uint8_t* dst = p.codes_at(slot);
+  uint8_t* out = p.stream != nullptr ? row : dst;
   if (d.format == Format::kFused) {
     uint8_t* base = reinterpret_cast<uint8_t*>(p.cache) + block * d.cache_block_stride;
-    uint8_t* codes = base + offset * d.head_dim;
-    for (int64_t g = 0; g < d.groups; ++g) rules::e4m3fn_codes<S>(s + g * qbs, sc[g], qbs, codes + g * qbs);
+    for (int64_t g = 0; g < d.groups; ++g) rules::e4m3fn_codes<S>(s + g * qbs, sc[g], qbs, out + g * qbs);
+    if (p.stream != nullptr) p.stream(dst, row, static_cast<size_t>(d.head_dim));
     std::memcpy(base + d.block_size * d.head_dim + 4 * offset * d.groups, sc, 4 * d.groups);
     return;
   }
-  int8_t* codes = reinterpret_cast<int8_t*>(p.cache) + block * d.cache_block_stride + offset * d.head_dim;
+  int8_t* codes = reinterpret_cast<int8_t*>(out);
   for (int64_t g = 0; g < d.groups; ++g) {
     if (p.fast_int8 == nullptr || !p.fast_int8(s + g * qbs, sc[g], qbs, codes + g * qbs)) {
       rules::int8_codes<S>(s + g * qbs, sc[g], qbs, codes + g * qbs);
     }
   }
+  if (p.stream != nullptr) p.stream(dst, row, static_cast<size_t>(d.head_dim));
   const int64_t scale_index = block * d.scale_block_stride + offset * d.groups;
   if (p.scales_f16) {
     _Float16* out = reinterpret_cast<_Float16*>(p.scales) + scale_index;
@@ -115,13 +131,17 @@ AOP_IKQ_CLONES bool scales_range(const Plan& p, const Slot* slots, int64_t begin
   return found;
 }
 
-// Pass 2 over tokens [begin, end).
+// Pass 2 over tokens [begin, end); `row`: D bytes of the thread's own.
 template <class S, class Slot>
-AOP_IKQ_CLONES void codes_range(const Plan& p, const Slot* slots, int64_t begin, int64_t end) {
+AOP_IKQ_CLONES void codes_range(const Plan& p, const Slot* slots, int64_t begin, int64_t end, uint8_t* row) {
   for (int64_t t = begin; t < end; ++t) {
+    if (t + kPrefetchAhead < end && slots[t + kPrefetchAhead] >= 0) {
+      cpu_stream::prefetch_for_write(p.codes_at(static_cast<int64_t>(slots[t + kPrefetchAhead])));
+    }
     const int64_t slot = static_cast<int64_t>(slots[t]);
-    if (slot >= 0) token_codes<S>(p, t, slot, p.sc + t * p.d.groups);  // slot < 0: a padding token
+    if (slot >= 0) token_codes<S>(p, t, slot, p.sc + t * p.d.groups, row);  // slot < 0: a padding token
   }
+  if (p.stream != nullptr) cpu_stream::stream_fence();  // this thread's streaming stores, before it reports done
 }
 
 // Both passes; false (nothing written) when pass 1 found an out-of-range slot or an overflowing
@@ -135,7 +155,10 @@ bool quantize_tokens(const Plan& p, const Slot* slots) {
     if (scales_range<S>(p, slots, begin, end)) bad.store(true, std::memory_order_relaxed);
   });
   if (bad.load()) return false;
-  parallel_for(p.d.written, grain, [&](int64_t begin, int64_t end) { codes_range<S>(p, slots, begin, end); });
+  parallel_for(p.d.written, grain, [&](int64_t begin, int64_t end) {
+    std::vector<uint8_t> row(p.stream != nullptr ? static_cast<size_t>(p.d.head_dim) : 0);
+    codes_range<S>(p, slots, begin, end, row.data());
+  });
   return true;
 }
 
@@ -168,6 +191,8 @@ void run_cpu(const Args& a) {
   p.sc = sc.data();
   if (d.format == Format::kSplit) p.fast_int8 = x86::int8_codes(x86::isa(), a.k.dtype);
   p.fast_amax16 = x86::abs_max_bits16(x86::isa());
+  const size_t cache_span = TensorView(a.k_cache).span_bytes() + (a.k_scale_cache ? TensorView(*a.k_scale_cache).span_bytes() : 0);
+  if (cpu_stream::stream_rows(static_cast<int64_t>(cache_span))) p.stream = cpu_stream::streaming().copy;
   const bool written = a.k.dtype == AOP_DTYPE_BFLOAT16 ? quantize<rows::Bf16>(p, a.slot_mapping)
                        : a.k.dtype == AOP_DTYPE_FLOAT16 ? quantize<rows::F16>(p, a.slot_mapping)
                                                         : quantize<rows::F32>(p, a.slot_mapping);

@@ -99,12 +99,27 @@ def run_case(k: np.ndarray, bf16: bool, qbs: int = D):
     return t
 
 
+def run_fused(k: np.ndarray, bf16: bool, qbs: int = D, scale_fmt=None):
+    """The fused fp8 layout [nb, bs, D + 4G] (codes streamed out when ASCEND_OPS_CPU_STREAM=always)."""
+    t, d = k.shape
+    block_size = 16
+    nb = -(-t // block_size)
+    cache = np.random.default_rng(2).integers(0, 256, (nb, block_size, d + 4 * (d // qbs)), dtype=np.uint8)
+    slots = np.random.default_rng(3).permutation(nb * block_size)[:t].astype(np.int64)
+    want, _ = reference.indexer_k_quant_and_cache(k, cache, slots, quant_block_size=qbs, scale_fmt=scale_fmt)
+    indexer_k_quant_and_cache(k, cache, slots, quant_block_size=qbs, scale_fmt=scale_fmt, backend="cpu",
+                              dtype="bfloat16" if bf16 else None)
+    np.testing.assert_array_equal(cache, want)
+    return t
+
+
 _SCRIPT = """
 import sys
 sys.path.insert(0, {tests!r})
-from test_ikq_isa import bf16_case, f16_case, f32_case, odd_groups_case, run_case
+from test_ikq_isa import bf16_case, f16_case, f32_case, odd_groups_case, run_case, run_fused
 n = run_case(bf16_case(), True) + run_case(f16_case(), False) + run_case(f32_case(), False)
 n += run_case(odd_groups_case(), True, 8) + run_case(odd_groups_case(), True, 16)
+n += run_fused(odd_groups_case(), True, 16) + run_fused(odd_groups_case()[:, :40], True, 8, "ue8m0")
 print("ok", n)
 """
 
@@ -120,12 +135,15 @@ def _cpu_flags() -> set:
     return set()
 
 
+@pytest.mark.parametrize("stores", ["always", "never"])
 @pytest.mark.parametrize("isa", ["avx512", "avx2", "baseline"])
-def test_every_int8_build_matches_the_reference_on_hard_quotients(isa):
+def test_every_int8_build_matches_the_reference_on_hard_quotients(isa, stores):
+    """Each build with the code rows streamed out (ASCEND_OPS_CPU_STREAM=always: the path caches
+    larger than the last-level cache take) and with ordinary stores."""
     flags = _cpu_flags()
     if isa == "avx512" and "avx512f" not in flags or isa == "avx2" and not {"avx2", "fma"} <= flags:
         pytest.skip(f"this CPU has no {isa}")
-    env = dict(os.environ, ASCEND_OPS_CPU_ISA=isa)
+    env = dict(os.environ, ASCEND_OPS_CPU_ISA=isa, ASCEND_OPS_CPU_STREAM=stores)
     done = subprocess.run([sys.executable, "-c", _SCRIPT.format(tests=str(Path(__file__).parent))], env=env,
                           capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
