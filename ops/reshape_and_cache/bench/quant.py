@@ -10,9 +10,9 @@ CPU, timed in the same run on the same tensors, caches far larger than the CPU's
 Ratios: speedup = composite p50 / fused int8 p50 (target >= 3 at T = 16..256 and 4096);
 vs auto = fused int8 p50 / auto p50 (target <= 1.5 at T >= 4096).
 Emulator (AscendC kernel, int8): GM bytes against the minimum (16-bit rows in, 8-bit rows out,
-slots, the scales once), the HBM bytes after the modelled L2 (every core loads the scale tables:
-per-channel tables are GM traffic per core but HBM traffic about once), and the modelled 910B
-time against the unquantized write's.
+slots, the scales once), the HBM bytes after the modelled L2 (per-channel tables: each core loads
+the slice of the tables its channel group needs, host/tiling_quant.cpp; core 0 also checks them
+whole), and the modelled 910B time against the unquantized write's.
 """
 from __future__ import annotations
 
