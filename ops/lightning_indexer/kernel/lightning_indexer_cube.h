@@ -29,14 +29,10 @@ class Cube {
     const int64_t group = AscendC::GetBlockIdx();
     work_.Init(t_, lengths_q, lengths_k, residual, group);
     table_.Init(block_table, t_.table_bytes);
-    q_total_ = t_.layout_query == 1 ? t_.q_rows : t_.batch * t_.q_rows;
-    key_total_ = t_.layout_key == 0 ? t_.batch * t_.key_rows : t_.key_rows;
+    q_total_ = QueryRowsTotal(t_);
+    key_total_ = KeyRowsTotal(t_);
     query_.SetGlobalBuffer((__gm__ T*)query, q_total_ * t_.heads * t_.head_dim);
-    // PA_BSND: the blocks may lie key_block_stride apart (a view of a larger cache)
-    const int64_t key_span = t_.layout_key == 2 && key_total_ > 0
-                                 ? (key_total_ / t_.block_size - 1) * t_.key_block_stride + t_.block_size * t_.head_dim
-                                 : key_total_ * t_.head_dim;
-    key_.SetGlobalBuffer((__gm__ T*)key, key_span);
+    key_.SetGlobalBuffer((__gm__ T*)key, KeySpanElements(t_, key_total_));
     workspace_.SetGlobalBuffer((__gm__ float*)workspace + group * t_.workspace_per_aic, t_.workspace_per_aic);
     const uint32_t d = static_cast<uint32_t>(t_.head_dim);
     pipe_.InitBuffer(q_l1_, 1, t_.m_pad * d * sizeof(T));

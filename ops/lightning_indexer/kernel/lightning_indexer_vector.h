@@ -40,7 +40,7 @@ class Vector {
     const int64_t group = AscendC::GetBlockIdx() / AscendC::GetTaskRatio();
     sub_ = AscendC::GetSubBlockIdx();
     work_.Init(t_, lengths_q, lengths_k, residual, group);
-    q_total_ = t_.layout_query == 1 ? t_.q_rows : t_.batch * t_.q_rows;
+    q_total_ = QueryRowsTotal(t_);
     sparse_indices_ = sparse_indices;
     sparse_values_ = sparse_values;
     out_.Init(sparse_indices, sparse_values, q_total_, t_, &pipe_);

@@ -20,6 +20,20 @@ __aicore__ inline int64_t Min(int64_t a, int64_t b) { return a < b ? a : b; }
 __aicore__ inline int64_t Max(int64_t a, int64_t b) { return a > b ? a : b; }
 __aicore__ inline int64_t RoundUp(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 
+// Query rows and key rows of the whole launch (TND / PA_BSND: the flat row count; BSND: batch
+// times the padded length), and the elements a key GlobalTensor spans: a PA_BSND key's blocks may
+// lie key_block_stride apart (a view of a larger cache).
+__aicore__ inline int64_t QueryRowsTotal(const LightningIndexerTiling& t) {
+  return t.layout_query == 1 ? t.q_rows : t.batch * t.q_rows;
+}
+__aicore__ inline int64_t KeyRowsTotal(const LightningIndexerTiling& t) {
+  return t.layout_key == 0 ? t.batch * t.key_rows : t.key_rows;
+}
+__aicore__ inline int64_t KeySpanElements(const LightningIndexerTiling& t, int64_t key_rows) {
+  return t.layout_key == 2 && key_rows > 0 ? (key_rows / t.block_size - 1) * t.key_block_stride + t.block_size * t.head_dim
+                                           : key_rows * t.head_dim;
+}
+
 // An int32 / int64 GM index tensor read one entry at a time by the scalar unit (lengths, block
 // table: inputs, never written).
 class IndexTensor {

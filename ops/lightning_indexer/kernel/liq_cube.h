@@ -40,13 +40,10 @@ class LiqCube {
     const int64_t group = AscendC::GetBlockIdx();
     work_.Init(t_, lengths_q, lengths_k, nullptr, group);
     table_.Init(block_table, t_.table_bytes);
-    q_total_ = t_.layout_query == 1 ? t_.q_rows : t_.batch * t_.q_rows;
-    key_total_ = t_.layout_key == 0 ? t_.batch * t_.key_rows : t_.key_rows;
+    q_total_ = QueryRowsTotal(t_);
+    key_total_ = KeyRowsTotal(t_);
     query_.SetGlobalBuffer((__gm__ int8_t*)query, q_total_ * t_.heads * t_.head_dim);
-    const int64_t key_span = t_.layout_key == 2 && key_total_ > 0
-                                 ? (key_total_ / t_.block_size - 1) * t_.key_block_stride + t_.block_size * t_.head_dim
-                                 : key_total_ * t_.head_dim;
-    key_.SetGlobalBuffer((__gm__ int8_t*)key, key_span);
+    key_.SetGlobalBuffer((__gm__ int8_t*)key, KeySpanElements(t_, key_total_));
     wq_row0_ = RowsOfGroup(t_, group).begin;  // the group's wq region starts with this row
     wq_.SetGlobalBuffer((__gm__ half*)wq + group * tiling.wq_group_rows * t_.heads, tiling.wq_group_rows * t_.heads);
     slots_.SetGlobalBuffer((__gm__ float*)slots + group * t_.workspace_per_aic, t_.workspace_per_aic);

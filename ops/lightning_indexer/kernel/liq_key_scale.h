@@ -24,8 +24,7 @@ class KeyScale {
                               const Inputs& in, int64_t /*q_total*/) {
     t_ = &t;
     slots_ = slots;
-    const int64_t key_total = t.layout_key == 0 ? t.batch * t.key_rows : t.key_rows;
-    ks_.SetGlobalBuffer((__gm__ half*)in.key_scale, key_total);
+    ks_.SetGlobalBuffer((__gm__ half*)in.key_scale, KeyRowsTotal(t));
     table_.Init(in.block_table, t.table_bytes);
     const uint32_t bp = static_cast<uint32_t>(t.block_pad);
     pipe.InitBuffer(row_q_, 2, bp * sizeof(float));

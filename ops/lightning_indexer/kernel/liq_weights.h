@@ -47,7 +47,7 @@ class WeightScales {
  public:
   __aicore__ inline void Run(GM_ADDR weights, GM_ADDR query_scale, GM_ADDR wq, const LiqTiling& t) {
     const LightningIndexerTiling& li = t;
-    const int64_t q_total = li.layout_query == 1 ? li.q_rows : li.batch * li.q_rows;
+    const int64_t q_total = QueryRowsTotal(li);
     const int64_t group = AscendC::GetBlockIdx() / AscendC::GetTaskRatio(), sub = AscendC::GetSubBlockIdx();
     const GroupRows g = RowsOfGroup(li, group);
     const int64_t share0 = (g.end - g.begin + 1) / 2;  // AIV 0's rows
