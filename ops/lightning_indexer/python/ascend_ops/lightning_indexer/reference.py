@@ -94,7 +94,9 @@ def rows(query, key, weights, actual_seq_lengths_query=None, actual_seq_lengths_
                 heads = slice(g * group, (g + 1) * group)
                 kg = keys[:limit, g, :]                     # [limit, D]
                 dots = qr[heads] @ kg.T                     # [group, limit]
-                scores = wr[heads] @ np.maximum(dots, 0.0)  # [limit]
+                # summed head by head: every key gets the same order of additions, so equal keys
+                # score equally (a BLAS gemv may add its last columns in another order)
+                scores = (wr[heads, None] * np.maximum(dots, 0.0)).sum(axis=0)  # [limit]
                 mag = np.abs(wr[heads]) @ (np.abs(qr[heads]) @ np.abs(kg).T) if limit else np.zeros(0)
                 yield Row(where + (g,), scores, float(mag.max()) if limit else 0.0)
 

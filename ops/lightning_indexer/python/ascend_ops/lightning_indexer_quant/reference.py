@@ -109,7 +109,9 @@ def rows(query, key, weights, query_dequant_scale, key_dequant_scale, actual_seq
                 if numerics == "npu":
                     scores = npu_scores(dots, wr[heads], qsr[heads], kscale[:limit, g])
                 else:
-                    scores = wr[heads] @ np.maximum(scale * dots, 0.0)    # [limit]
+                    # summed head by head: every key gets the same order of additions, so equal
+                    # keys score equally (a BLAS gemv may add its last columns in another order)
+                    scores = (wr[heads, None] * np.maximum(scale * dots, 0.0)).sum(axis=0)  # [limit]
                 mag = np.abs(wr[heads] * qsr[heads]) @ np.maximum(dots, 0) if limit else np.zeros(0)
                 m = float(np.abs(kscale[:limit, g]).max() * mag.max()) if limit else 0.0
                 yield Row(where + (g,), scores, m)
