@@ -14,6 +14,10 @@ whose channels are that local channel -- and checked there.
    imported and ``ascend-ops check <package>`` (every op it ships) run there. Last, ``conda install ascend-ops`` (every op)
    and ``ascend-ops check``.
 
+With ``--channel-from DIR`` step 2 is skipped: the packages come from the channel of a
+``ci/recipe-check`` work directory that already built every package and variant from the same
+recipes (``.ci/run`` passes the one ``./dev test`` has just made), and steps 3 and 4 run on it.
+
 Prints a table (package, variant, build time, size, install time, check) and exits 1 if anything
 failed. conda-build comes from ``--conda-build`` or PATH; ``./dev packages`` gives it the tools
 venv it makes from ``../shared/tools/conda-wheels`` where no conda-build is installed.
@@ -116,6 +120,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--conda-build", metavar="PATH", help="the conda-build script (default: on PATH)")
     p.add_argument("--workdir", default="build/packages", help="channels, environments, logs")
     p.add_argument("--no-torch", action="store_true", help="skip the ops' framework=torch variant")
+    p.add_argument("--channel-from", metavar="DIR",
+                   help="a ci/recipe-check work directory whose channel (and stand-ins channel) already "
+                        "holds every package and variant: install and check from it instead of building "
+                        "them again (.ci/run: ./dev test's recipe-check has just built them with "
+                        "rattler-build, the builder conda-build hands these v1 recipes to)")
     p.add_argument("--json", metavar="FILE", help="write the rows as JSON")
     p.add_argument("--root", default=str(ROOT), help="repository root (default: this checkout)")
     return p
@@ -138,18 +147,30 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     workdir = Path(args.workdir).resolve()
     if workdir.exists():
         shutil.rmtree(workdir)
-    channel, logs = workdir / "channel", workdir / "logs"
+    logs = workdir / "logs"
     logs.mkdir(parents=True)
-    ctx = standins.make_channel(workdir, root)
-    machine = standins.compiler_overrides(ctx)
-    condarc = _condarc(workdir, [channel, workdir / "stand-ins"])
+    if args.channel_from:
+        source = Path(args.channel_from).resolve()
+        channel, stand_ins = source / "channel", source / "stand-ins"
+        if not channel.is_dir() or not stand_ins.is_dir():
+            print(f"ci/packages: {source} has no channel/ and stand-ins/ (not a ci/recipe-check work "
+                  "directory)", file=sys.stderr)
+            return 2
+        machine: Dict[str, List[str]] = {}
+    else:
+        channel, stand_ins = workdir / "channel", workdir / "stand-ins"
+        machine = standins.compiler_overrides(standins.make_channel(workdir, root))
+    condarc = _condarc(workdir, [channel, stand_ins])
     # conda-build's own channels come from the command line; the condarc is the users' (installs)
     env = dict(os.environ, CONDARC=str(condarc), CONDA_PKGS_DIRS=str(workdir / "pkgs"),
                PATH=f"{conda_build.parent}{os.pathsep}{os.environ.get('PATH', '')}")
     env.pop("PYTHONPATH", None)
     env.pop("VIRTUAL_ENV", None)
-    print(f"conda-build {conda_build} (python {python}); stand-ins: {workdir / 'stand-ins'}; "
-          f"this machine's toolchain replaces {machine}", flush=True)
+    if args.channel_from:
+        print(f"conda (python {python}); packages from {channel}, stand-ins: {stand_ins}", flush=True)
+    else:
+        print(f"conda-build {conda_build} (python {python}); stand-ins: {stand_ins}; "
+              f"this machine's toolchain replaces {machine}", flush=True)
 
     rows: List[Row] = []
     variants = [("none", {"framework": ["none"], "cann": ["none"]})]
@@ -160,7 +181,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         for pkg in packages:
             if variant != "none" and pkg.kind != "op":
                 continue  # one build of common, the devkit and the integration package
-            rows.append(_build(conda_build, root, pkg, variant, vfile, channel, workdir, logs, env))
+            if args.channel_from:
+                rows.append(_reused(channel, pkg, variant))
+            else:
+                rows.append(_build(conda_build, root, pkg, variant, vfile, channel, workdir, logs, env))
     for variant, _ in variants:
         for pkg in (p for p in packages if p.kind == "op"):
             row = next(r for r in rows if r.package == pkg.name and r.variant == variant)
@@ -198,6 +222,19 @@ def _build(conda_build: Path, root: Path, pkg: Package, variant: str, vfile: Pat
     row.size_kib = round(sum(p.stat().st_size for p in new) / 1024)
     row.check = "ok" if new else "built nothing"
     print(f"   {', '.join(p.name for p in new)} ({row.build_s} s)", flush=True)
+    return row
+
+
+def _reused(channel: Path, pkg: Package, variant: str) -> Row:
+    """The row of a package another run built into `channel`: its variant's file there (an op's
+    build string starts with the variant: ``none_cpu_py311h..``), or "not in channel"."""
+    row = Row(pkg.name, variant)
+    found = [p for p in channel.glob("*/*.conda")
+             if p.name.rsplit("-", 2)[0] == pkg.name and p.name.rsplit("-", 2)[1] == pkg.version
+             and (pkg.kind != "op" or p.name.rsplit("-", 2)[2].startswith(f"{variant}_"))]
+    row.size_kib = round(sum(p.stat().st_size for p in found) / 1024) if found else None
+    row.check = "ok" if found else "not in channel"
+    print(f"== {pkg.dir} ({variant}): {', '.join(p.name for p in found) or 'not in ' + str(channel)}", flush=True)
     return row
 
 
