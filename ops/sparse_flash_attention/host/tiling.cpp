@@ -46,8 +46,8 @@ struct Shape {
 // One AIV's UB (Vector::Init's InitBuffer calls).
 int64_t vector_ub(const Shape& s, int64_t kt, int64_t sh, int64_t oh, int64_t index_chunk, int64_t in_buffers) {
   const int64_t hp = round_up(s.heads_per_aiv, 8), d = s.head_dim;
-  return in_buffers * ub(sh * kt * 4) + 2 * ub(sh * kt * s.elem)  // S in, P out
-         + in_buffers * ub(oh * d * 4) + 2 * ub(oh * d * s.elem)  // O in, output rows out
+  return in_buffers * ub(std::max(sh * kt, oh * d) * 4)          // S or O chunks in (one queue)
+         + 2 * ub(sh * kt * s.elem) + 2 * ub(oh * d * s.elem)     // P out, output rows out
          + ub(s.heads_per_aiv * d * 4)                   // acc
          + 4 * ub(hp * 4) + ub(2 * hp * 4)               // max, sum, zero, -inf; alpha x 2
          + ub(round_up(sh, 8) * 4) + ub(round_up(2 * sh, 8) * 4)  // diff, reductions
