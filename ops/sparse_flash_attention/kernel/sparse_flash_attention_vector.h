@@ -20,7 +20,7 @@ namespace sparse_flash_attention {
 
 constexpr int32_t kBlockFloats = 8;    // floats of one 32-byte block
 constexpr int32_t kRepeatFloats = 64;  // floats of one 256-byte vector repeat
-constexpr int32_t kMaxInBuffers = 4;   // S / O chunk buffers at most (tiling.in_buffers)
+constexpr int32_t kMaxInBuffers = 6;   // S / O chunk buffers at most (tiling.in_buffers)
 
 // Scratch floats of ReduceMax / ReduceSum over n floats: one value per 64-float repeat and
 // the second level's, rounded up (ReduceMax.md); never less than one repeat.
