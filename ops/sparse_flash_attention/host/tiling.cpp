@@ -27,7 +27,7 @@ constexpr int64_t kMaxSoftmaxHeads = 16;
 constexpr int64_t kMaxOutHeads = 8;
 constexpr int64_t kMaxIndexChunk = 1024;
 constexpr int64_t kMaxCombineHeads = 16;
-constexpr int64_t kMaxInBuffers = 4;  // kernel/sparse_flash_attention_vector.h
+constexpr int64_t kMaxInBuffers = 6;  // kernel/sparse_flash_attention_vector.h
 constexpr int64_t kMaxSplits = 24;
 constexpr double kSplitCost = 0.1;
 // A unit's fixed cost in tiles, from the emulator's timing model: N1 = 32, K = 2048 on 24 AICs,
@@ -46,8 +46,8 @@ struct Shape {
 // One AIV's UB (Vector::Init's InitBuffer calls).
 int64_t vector_ub(const Shape& s, int64_t kt, int64_t sh, int64_t oh, int64_t index_chunk, int64_t in_buffers) {
   const int64_t hp = round_up(s.heads_per_aiv, 8), d = s.head_dim;
-  return in_buffers * ub(sh * kt * 4) + 2 * ub(sh * kt * s.elem)  // S in, P out
-         + in_buffers * ub(oh * d * 4) + 2 * ub(oh * d * s.elem)  // O in, output rows out
+  return in_buffers * ub(std::max(sh * kt, oh * d) * 4)          // S or O chunks in (one queue)
+         + 2 * ub(sh * kt * s.elem) + 2 * ub(oh * d * s.elem)     // P out, output rows out
          + ub(s.heads_per_aiv * d * 4)                   // acc
          + 4 * ub(hp * 4) + ub(2 * hp * 4)               // max, sum, zero, -inf; alpha x 2
          + ub(round_up(sh, 8) * 4) + ub(round_up(2 * sh, 8) * 4)  // diff, reductions
@@ -139,19 +139,25 @@ SparseFlashAttentionTiling compute_kernel(const Args& a, const Dims& d, const ao
       }
     }
     if (nc == 0 || kc == 0 || 2 * s.m_pad * kt * s.elem > p.l0a_bytes) continue;
-    // The most copies in flight (kMaxInBuffers - 1), then the widest chunks, that fit the UB.
-    int64_t sh = 0, oh = 0, bufs = 0;
-    for (int64_t b = kMaxInBuffers; b >= 2 && bufs == 0; --b) {
-      sh = chunk_of(kMaxSoftmaxHeads);
-      oh = chunk_of(kMaxOutHeads);
-      while (vector_ub(s, kt, sh, oh, t.index_chunk, b) > p.ub_bytes && (sh > 8 || oh > 2)) {
-        if (oh > 2) {
-          oh /= 2;
+    // Per buffer count, the widest chunks that fit the UB; of those, the most bytes in flight
+    // ((buffers - 1) chunk copies: the copies are latency-bound), then the most buffers.
+    int64_t sh = 0, oh = 0, bufs = 0, best_flight = 0;
+    for (int64_t b = kMaxInBuffers; b >= 2; --b) {
+      int64_t bsh = chunk_of(kMaxSoftmaxHeads), boh = chunk_of(kMaxOutHeads);
+      while (vector_ub(s, kt, bsh, boh, t.index_chunk, b) > p.ub_bytes && (bsh > 8 || boh > 2)) {
+        if (boh > 2) {
+          boh /= 2;
         } else {
-          sh -= 8;
+          bsh -= 8;
         }
       }
-      if (vector_ub(s, kt, sh, oh, t.index_chunk, b) <= p.ub_bytes) bufs = b;
+      const int64_t flight = (b - 1) * std::max(bsh * kt, boh * d.head_dim);
+      if (vector_ub(s, kt, bsh, boh, t.index_chunk, b) <= p.ub_bytes && flight > best_flight) {
+        best_flight = flight;
+        bufs = b;
+        sh = bsh;
+        oh = boh;
+      }
     }
     if (bufs == 0) continue;
     t.in_buffers = static_cast<int32_t>(bufs);

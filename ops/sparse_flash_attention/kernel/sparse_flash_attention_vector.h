@@ -20,7 +20,7 @@ namespace sparse_flash_attention {
 
 constexpr int32_t kBlockFloats = 8;    // floats of one 32-byte block
 constexpr int32_t kRepeatFloats = 64;  // floats of one 256-byte vector repeat
-constexpr int32_t kMaxInBuffers = 4;   // S / O chunk buffers at most (tiling.in_buffers)
+constexpr int32_t kMaxInBuffers = 6;   // S / O chunk buffers at most (tiling.in_buffers)
 
 // Scratch floats of ReduceMax / ReduceSum over n floats: one value per 64-float repeat and
 // the second level's, rounded up (ReduceMax.md); never less than one repeat.
@@ -55,9 +55,11 @@ class Vector {
     const uint32_t kt = static_cast<uint32_t>(t_.tile_keys), d = static_cast<uint32_t>(t_.head_dim);
     const uint32_t sh = static_cast<uint32_t>(t_.softmax_heads), oh = static_cast<uint32_t>(t_.out_heads);
     const uint32_t hp = static_cast<uint32_t>(RoundUp(t_.heads_per_aiv, kBlockFloats));
-    pipe_.InitBuffer(s_in_, static_cast<uint32_t>(t_.in_buffers), sh * kt * sizeof(float));
+    // S chunks (softmax) and O chunks (accumulate) share one queue: a tile's softmax frees every
+    // S buffer before an accumulate takes one, and the reverse
+    const uint32_t in_bytes = sh * kt > oh * d ? sh * kt * sizeof(float) : oh * d * sizeof(float);
+    pipe_.InitBuffer(in_, static_cast<uint32_t>(t_.in_buffers), in_bytes);
     pipe_.InitBuffer(p_out_, 2, sh * kt * sizeof(T));
-    pipe_.InitBuffer(o_in_, static_cast<uint32_t>(t_.in_buffers), oh * d * sizeof(float));
     pipe_.InitBuffer(y_out_, 2, oh * d * sizeof(T));
     pipe_.InitBuffer(acc_buf_, static_cast<uint32_t>(t_.heads_per_aiv) * d * sizeof(float));
     pipe_.InitBuffer(max_buf_, hp * sizeof(float));
@@ -175,7 +177,7 @@ class Vector {
       for (int64_t g0 = 0; g0 < hn_; g0 += t_.softmax_heads) {
         const int64_t hc = Min(t_.softmax_heads, hn_ - g0);
         if (g0 + ahead < hn_) LoadScores(slot, g0 + ahead);
-        LocalTensor<float> s = s_in_.DeQue<float>();
+        LocalTensor<float> s = in_.DeQue<float>();
         AscendC::Muls(s, s, t_.scale_value, static_cast<int32_t>(hc * kt));
         AscendC::PipeBarrier<PIPE_V>();
         for (int64_t i = 0; i < hc; ++i) AscendC::ReduceMax(red[static_cast<uint32_t>(2 * i)], HeadRow(s, i), work, n);
@@ -202,7 +204,7 @@ class Vector {
         LocalTensor<T> p = p_out_.AllocTensor<T>();
         AscendC::Cast(p, s, AscendC::RoundMode::CAST_RINT, static_cast<int32_t>(hc * kt));
         p_out_.EnQue(p);
-        s_in_.FreeTensor(s);
+        in_.FreeTensor(s);
         p = p_out_.DeQue<T>();
         AscendC::DataCopy(p_slots_[static_cast<uint64_t>(slot * t_.p_slot_elems + (h0_ + g0) * kt)], p,
                           static_cast<uint32_t>(hc * kt));
@@ -227,8 +229,8 @@ class Vector {
     const int64_t d = t_.head_dim;
     const LocalTensor<float> acc = acc_buf_.Get<float>(), alpha = AlphaOf(slot);
     if (first) {
-      // Through the scalar unit: the V_MTE2 / MTE2_V ids may all be held by the S and O queues'
-      // buffers (QUE_MAX_EVENT = 8).
+      // Through the scalar unit: no V_MTE2 / MTE2_V id taken from the pool the input queue's
+      // buffers draw on (QUE_MAX_EVENT = 8).
       Sync<AscendC::HardEvent::V_S>();        // the last row's vector reads of acc
       Sync<AscendC::HardEvent::MTE3_MTE2>();  // and its copy out (a partial)
       Sync<AscendC::HardEvent::S_MTE2>();
@@ -244,7 +246,7 @@ class Vector {
     for (int64_t g0 = 0; g0 < hn_; g0 += t_.out_heads) {
       const int64_t hc = Min(t_.out_heads, hn_ - g0);
       if (g0 + ahead < hn_) LoadOut(slot, g0 + ahead);
-      LocalTensor<float> o = o_in_.DeQue<float>();
+      LocalTensor<float> o = in_.DeQue<float>();
       for (int64_t i = 0; i < hc; ++i) {  // alpha = 1 (the head's max did not move): nothing to rescale
         const uint32_t at = static_cast<uint32_t>((g0 + i) * d);
         const float a = alpha.GetValue(static_cast<uint32_t>(g0 + i));
@@ -254,7 +256,7 @@ class Vector {
       AscendC::Add(acc[static_cast<uint32_t>(g0 * d)], acc[static_cast<uint32_t>(g0 * d)], o,
                    static_cast<int32_t>(hc * d));
       AscendC::PipeBarrier<PIPE_V>();
-      o_in_.FreeTensor(o);
+      in_.FreeTensor(o);
     }
   }
 
@@ -326,22 +328,22 @@ class Vector {
     AscendC::DataCopyPad(sum_[at], l, params);
   }
 
-  // Own heads [g0, g0 + softmax_heads) of S slot `slot` -> UB, queued in s_in_.
+  // Own heads [g0, g0 + softmax_heads) of S slot `slot` -> UB, queued in in_.
   __aicore__ inline void LoadScores(int32_t slot, int64_t g0) {
     const int64_t kt = t_.tile_keys, hc = Min(t_.softmax_heads, hn_ - g0);
-    LocalTensor<float> s = s_in_.AllocTensor<float>();
+    LocalTensor<float> s = in_.AllocTensor<float>();
     AscendC::DataCopy(s, s_slots_[static_cast<uint64_t>(slot * t_.s_slot_floats + (h0_ + g0) * kt)],
                       static_cast<uint32_t>(hc * kt));
-    s_in_.EnQue(s);
+    in_.EnQue(s);
   }
 
-  // Own heads [g0, g0 + out_heads) of O slot `slot` -> UB, queued in o_in_.
+  // Own heads [g0, g0 + out_heads) of O slot `slot` -> UB, queued in in_.
   __aicore__ inline void LoadOut(int32_t slot, int64_t g0) {
     const int64_t d = t_.head_dim, hc = Min(t_.out_heads, hn_ - g0);
-    LocalTensor<float> o = o_in_.AllocTensor<float>();
+    LocalTensor<float> o = in_.AllocTensor<float>();
     AscendC::DataCopy(o, o_slots_[static_cast<uint64_t>(slot * t_.o_slot_floats + (h0_ + g0) * d)],
                       static_cast<uint32_t>(hc * d));
-    o_in_.EnQue(o);
+    in_.EnQue(o);
   }
 
   // Each of the hc head rows of s (tile_keys floats apart) with a row operand, 64 columns per
@@ -372,8 +374,8 @@ class Vector {
   }
 
   AscendC::TPipe pipe_;
-  // depth kMaxInBuffers: in_buffers - 1 chunks are queued ahead of the one worked on
-  AscendC::TQue<AscendC::TPosition::VECIN, kMaxInBuffers> s_in_, o_in_;
+  // S or O chunks, depth kMaxInBuffers: in_buffers - 1 chunks are queued ahead of the one worked on
+  AscendC::TQue<AscendC::TPosition::VECIN, kMaxInBuffers> in_;
   AscendC::TQue<AscendC::TPosition::VECOUT, 1> p_out_, y_out_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> acc_buf_, max_buf_, sum_buf_, alpha_buf_, zero_buf_, minus_inf_buf_, diff_buf_, red_buf_,
       work_buf_, mask_buf_, blocks_buf_, idx_buf_;

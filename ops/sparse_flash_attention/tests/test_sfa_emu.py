@@ -157,6 +157,9 @@ def test_tiling_fits_the_platform():
         assert t["tile_keys"] % 16 == 0 and t["m_pad"] == 128
         assert 2 * t["m_pad"] * t["tile_keys"] * 4 <= 131072  # two S tiles in L0C
         assert t["ub_bytes"] <= 196608
+        # S and O chunks share one queue, so the 128 KiB accumulator leaves room for O copies of
+        # 4 heads (8 KiB) with 4 in flight: the accumulate's copies are latency-bound
+        assert (t["out_heads"], t["in_buffers"]) == (4, 5)
     small = make(npu_shape((1,), (300,), 16, 64), "BSND", "PA_BSND", "float16")
     t = core.kernel_tiling(**small, sparse_mode=3)
     assert t["splits"] == 1 and t["block_dim"] == 1 and t["m_pad"] == 16 and t["heads_per_aiv"] == 8  # K < a tile
