@@ -102,6 +102,7 @@ class ScaleCheck {
     t_ = &t;
     ks_.SetGlobalBuffer((__gm__ half*)key_scale, KeyRowsTotal(t));
     table_.SetGlobalBuffer((__gm__ uint8_t*)block_table);
+    table_entries_.Init(block_table, t.table_bytes);
     lengths_q_.Init(lengths_q, t.lengths_q);
     lengths_k_.Init(lengths_k, t.lengths_k);
   }
@@ -160,6 +161,7 @@ class ScaleCheck {
 
  private:
   static constexpr int64_t kKeyChunk = 4096;  // key scales per DMA round and vector test
+  static constexpr int64_t kScalarEntries = 16;  // block-table entries a chunk reads by scalar reads
   static constexpr int64_t kTrailingOne = int64_t{1} << 32;  // record word 7: the scale tensor ends in a 1
 
   __aicore__ inline static int64_t TableBytes() { return RoundUp((kKeyChunk / 16 + 2) * 8, 32); }
@@ -186,15 +188,22 @@ class ScaleCheck {
     return row % t.q_rows < lengths_q_.Get(row / t.q_rows);
   }
 
-  // Batch b's first key row (BSND / TND; 0 for PA_BSND) and the keys its last row sees, within
-  // the tensors whatever the lengths say (bad lengths are an earlier phase's error).
+  // Whether batch b has query rows (a batch without any sees no key).
+  __aicore__ inline bool HasRows(int64_t b) const {
+    const LiqTiling& t = *t_;
+    const int64_t q_prev = t.layout_query == 1 && b > 0 ? lengths_q_.Get(b - 1) : 0;
+    return (lengths_q_.Present() ? lengths_q_.Get(b) - q_prev : t.q_rows) > 0;
+  }
+
+  // Batch b's first key row (BSND / TND; 0 for PA_BSND) and the keys its last row sees if it has
+  // rows, within the tensors whatever the lengths say
+  // (bad lengths are an earlier phase's error). Batches without rows are checked too, their
+  // errors dropped (HasRows): the clean path reads no query length.
   struct Keys {
     int64_t begin, seen;
   };
   __aicore__ inline Keys KeysOf(int64_t b) const {
     const LiqTiling& t = *t_;
-    const int64_t q_prev = t.layout_query == 1 && b > 0 ? lengths_q_.Get(b - 1) : 0;
-    const int64_t act_s1 = lengths_q_.Present() ? lengths_q_.Get(b) - q_prev : t.q_rows;
     Keys k{0, 0};
     int64_t act_s2 = 0, limit = t.key_rows;
     if (t.layout_key == 1) {
@@ -208,22 +217,35 @@ class ScaleCheck {
       act_s2 = lengths_k_.Get(b);
       limit = t.max_blocks * t.block_size;
     }
-    if (act_s1 <= 0 || k.begin < 0 || limit <= 0) return k;
-    k.seen = Max(Min(LiVisibleKeys(t.sparse_mode, act_s1, act_s2, act_s1 - 1, 1, 0), limit), 0);
+    if (k.begin < 0 || limit <= 0) return k;
+    // A batch's last row sees what the only row of a one-row batch sees (the rule is aligned to
+    // the end: act_s2 whatever act_s1).
+    k.seen = Max(Min(LiVisibleKeys(t.sparse_mode, 1, act_s2, 0, 1, 0), limit), 0);
     return k;
   }
 
   // This AIV's share of the key scales to check: the keys batch b's last row sees, for every b,
   // laid end to end (each batch's run padded to 16 keys, so every share starts 32-byte aligned in
-  // a run), split evenly over the AIVs that check no batch's lengths when there are such
-  // (the AIVs after the first B), else over all.
+  // a run), split evenly over the sharers, in AIV order. The check phase ends with the slowest
+  // AIV, so the sharers are the first of these whose shares fit one chunk: when no group has more
+  // than one query row (decode; the row is its first AIV's in the weights pass), the second AIV
+  // of each group after the first B (AIVs 0 .. B - 1 check the lengths and block ids); every AIV
+  // after the first B; every AIV.
   __aicore__ inline void KeyScales(AscendC::TPipe& pipe, int64_t me, int64_t checkers, int64_t* record) {
     const LiqTiling& t = *t_;
-    const int64_t first = t.batch < checkers ? t.batch : 0, sharers = checkers - first;
-    if (me < first) return;
     int64_t total = 0;
     for (int64_t b = 0; b < t.batch; ++b) total += RoundUp(KeysOf(b).seen, 16);
-    const int64_t lo = RoundUp(total * (me - first) / sharers, 16), hi = RoundUp(total * (me - first + 1) / sharers, 16);
+    const int64_t first = t.batch < checkers ? t.batch : 0;
+    int64_t s0 = 0, step = 1;  // sharers: s0, s0 + step, ... < checkers
+    if (t.wq_group_rows <= 1 && first > 0 && total <= (checkers - first) / 2 * kKeyChunk) {
+      s0 = first | 1;
+      step = 2;
+    } else if (first > 0 && total <= (checkers - first) * kKeyChunk) {
+      s0 = first;
+    }
+    if (me < s0 || (me - s0) % step != 0) return;
+    const int64_t sharers = (checkers - s0 + step - 1) / step, k = (me - s0) / step;
+    const int64_t lo = RoundUp(total * k / sharers, 16), hi = RoundUp(total * (k + 1) / sharers, 16);
     if (lo >= hi) return;
     pipe.InitBuffer(x_buf_, kKeyChunk * 2);
     pipe.InitBuffer(a_buf_, kKeyChunk * 2);
@@ -263,15 +285,22 @@ class ScaleCheck {
       }
       used_ = true;
       const int64_t first_block = pa ? j / t.block_size : 0;
-      if (pa) {  // the chunk's block-table entries, then a run per cache block
-        const int64_t count = (je - 1) / t.block_size - first_block + 1;
+      // PA_BSND: the chunk's block-table entries (a few by scalar reads, one data-cache line per
+      // 8 or 16 of them, else staged in UB by one DMA), then a run per cache block.
+      const int64_t count = pa ? (je - 1) / t.block_size - first_block + 1 : 0;
+      const bool staged = count > kScalarEntries;
+      const int64_t entry0 = b * t.max_blocks + first_block;
+      if (staged) {
         const AscendC::DataCopyExtParams p{1, static_cast<uint32_t>(count * t.table_bytes), 0, 0, 0};
         const AscendC::DataCopyPadExtParams<uint8_t> pad{false, 0, 0, 0};
-        AscendC::DataCopyPad(table, table_[(b * t.max_blocks + first_block) * t.table_bytes], p, pad);
+        AscendC::DataCopyPad(table, table_[entry0 * t.table_bytes], p, pad);
         scale_bits::Sync<AscendC::HardEvent::MTE2_S>(pipe);
+      }
+      if (pa) {
         for (int64_t jj = j; jj < je;) {
           const int64_t in_block = jj % t.block_size, len = Min(t.block_size - in_block, je - jj);
-          const int64_t id = TableEntry(table, jj / t.block_size - first_block);
+          const int64_t i = jj / t.block_size - first_block;
+          const int64_t id = staged ? TableEntry(table, i) : table_entries_.Get(entry0 + i);
           if (id < 0 || id >= num_blocks) return false;
           const AscendC::DataCopyExtParams run{1, static_cast<uint32_t>(len * 2), 0, 0, 0};
           AscendC::DataCopyPad(x[static_cast<uint32_t>(jj - j)], ks_[id * t.block_size + in_block], run, none);
@@ -286,12 +315,14 @@ class ScaleCheck {
                                   static_cast<int32_t>(n))) {
         scale_bits::Sync<AscendC::HardEvent::MTE2_S>(pipe);
         const AscendC::LocalTensor<int16_t> bits = x.ReinterpretCast<int16_t>();
-        for (int64_t i = 0; i < n; ++i) {
+        const bool rows = HasRows(b);
+        for (int64_t i = 0; i < n && rows; ++i) {
           const int64_t v = bits.GetValue(static_cast<uint32_t>(i));
           if (!scale_bits::BadScale(v)) continue;
           const int64_t jj = j + i;
-          const int64_t row = pa ? TableEntry(table, jj / t.block_size - first_block) * t.block_size + jj % t.block_size
-                                 : k_begin + jj;
+          const int64_t i_blk = jj / t.block_size - first_block;
+          const int64_t id = !pa ? 0 : staged ? TableEntry(table, i_blk) : table_entries_.Get(entry0 + i_blk);
+          const int64_t row = pa ? id * t.block_size + jj % t.block_size : k_begin + jj;
           record[0] = kLiqKeyScaleInvalid;
           record[1] = b;
           record[2] = (v & 0xFFFF) | kLiHalfTag;
@@ -316,7 +347,7 @@ class ScaleCheck {
   const LiqTiling* t_ = nullptr;
   AscendC::GlobalTensor<half> ks_;
   AscendC::GlobalTensor<uint8_t> table_;
-  IndexTensor lengths_q_, lengths_k_;
+  IndexTensor lengths_q_, lengths_k_, table_entries_;
   bool used_ = false;  // a key chunk was loaded
   AscendC::TBuf<AscendC::TPosition::VECCALC> x_buf_, a_buf_, b_buf_, out_buf_, table_buf_;
   int64_t qs_[aop_kernel::check::kWords] = {kLiOk, 0, 0, 0, 0, 0, 0, 0};

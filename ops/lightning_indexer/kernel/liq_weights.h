@@ -6,7 +6,7 @@
 // item the item is the flat query row, so the rows follow from the tiling alone (no length is read
 // before the check). The group's two AIVs take half of the rows each, then both set kWqReady
 // (mode 2): the AIC waits for it (WqReady) before its first load of wq, while the AIVs check the
-// rows' query scales and products (ScaleCheck::QueryRows, kernel/liq_scale_check.h: after each
+// owned rows' query scales and products (ScaleCheck::QueryRows, kernel/liq_scale_check.h: after each
 // chunk's copy out, the last one after the flag) and go on to the check phase.
 #pragma once
 #include "kernel_operator.h"
@@ -20,15 +20,18 @@ namespace lightning_indexer {
 
 constexpr uint16_t kWqReady = 9;  // AIVs -> AIC: the group's wq rows are in GM (0..8: the handshake and verdict)
 
-// The flat query rows [begin, end) of a group's units (every unit of item i is row i).
+// The flat query rows [begin, end) of a group's units (every unit of item i is row i); the group
+// owns rows [begin, owned_end): those whose last split is among its units (each row has one
+// owner, a later group's rows come later: the rows whose scales this group checks).
 struct GroupRows {
-  int64_t begin, end;
+  int64_t begin, end, owned_end;
 };
 __aicore__ inline GroupRows RowsOfGroup(const LightningIndexerTiling& t, int64_t group) {
   const aop_kernel::CoreShare share = aop_kernel::ShareOf(group, t.items_per_core, t.cores_with_extra, t.halves ? 2 : 1);
   GroupRows r;
   r.begin = share.begin / t.splits;
   r.end = share.end > share.begin ? (share.end - 1) / t.splits + 1 : r.begin;
+  r.owned_end = Max(share.end / t.splits, r.begin);
   return r;
 }
 
@@ -59,7 +62,8 @@ class WeightScales {
     if (r1 > r0) {
       AscendC::GlobalTensor<half> region;  // row r at (r - g.begin) * N1
       region.SetGlobalBuffer((__gm__ half*)wq + group * t.wq_group_rows * li.heads, t.wq_group_rows * li.heads);
-      Compute(weights, query_scale, region[(r0 - g.begin) * li.heads], t, q_total, r0, r1, check);
+      Compute(weights, query_scale, region[(r0 - g.begin) * li.heads], t, q_total, r0, r1,
+              Min(g.owned_end, q_total), check);
     } else {
       SetReady();
     }
@@ -71,9 +75,10 @@ class WeightScales {
     CrossCoreSetFlag<2, PIPE_MTE3>(kWqReady);  // after this AIV's copies out
   }
 
-  // Rows [r0, r1) into out (row r0 first), then their checks.
+  // Rows [r0, r1) into out (row r0 first), then the checks of those below own_end.
   __aicore__ inline void Compute(GM_ADDR weights, GM_ADDR query_scale, const AscendC::GlobalTensor<half>& out,
-                                 const LiqTiling& t, int64_t q_total, int64_t r0, int64_t r1, ScaleCheck& check) {
+                                 const LiqTiling& t, int64_t q_total, int64_t r0, int64_t r1, int64_t own_end,
+                                 ScaleCheck& check) {
     const int64_t n1 = t.heads, n1_pad = t.n1_pad;
     AscendC::GlobalTensor<half> w, qs;
     w.SetGlobalBuffer((__gm__ half*)weights, q_total * n1);
@@ -107,8 +112,11 @@ class WeightScales {
       AscendC::DataCopyPad(out[(r - r0) * n1], pu, in);
       const bool last = r + t.wq_chunk_rows >= r1;
       if (last) SetReady();
-      check.QueryRows(pipe, wu, su, f1_buf.Get<float>(), f2_buf.Get<float>(), f3_buf.Get<float>(),
-                      out_buf.Get<float>(), r, rows);
+      const int64_t owned = Min(rows, own_end - r);
+      if (owned > 0) {
+        check.QueryRows(pipe, wu, su, f1_buf.Get<float>(), f2_buf.Get<float>(), f3_buf.Get<float>(),
+                        out_buf.Get<float>(), r, owned);
+      }
       if (!last) {  // the next rows' loads overwrite what the copy out, the checks and their walks read
         Sync<AscendC::HardEvent::MTE3_MTE2>(pipe);
         Sync<AscendC::HardEvent::V_MTE2>(pipe);

@@ -1,8 +1,9 @@
-"""The AscendC kernel's own data checks (the float op's check phase, shared), with the host's
-data checks off (host_data_checks=False, as on the NPU where nothing is read on the host): bad
-lengths and block ids raise the host's exception, and every output byte is left as it was (the
-AIC abandons its first key block before publishing it, the AIVs write nothing). Decode rows with
-key splits (several units per row) and prefill rows, both sparse modes."""
+"""The AscendC kernel's own data checks (the float op's check phase, shared, and this kernel's
+checks of the scales), with the host's data checks off (host_data_checks=False, as on the NPU
+where nothing is read on the host): bad lengths, block ids, query / key scales and weights * query
+scales raise the host's exception, and every output byte is left as it was (the AIC abandons its
+first key block before publishing it, the AIVs write nothing); scales the contract does not check
+pass. Decode rows with key splits (several units per row) and prefill rows, both sparse modes."""
 from __future__ import annotations
 
 import numpy as np
@@ -139,16 +140,16 @@ SCALE_CASES = [  # (id, mutation, words): the first error in the host's order is
 LAYOUTS = [("BSND", "PA_BSND"), ("TND", "BSND"), ("BSND", "TND")]
 
 
-def run_both_ways(args, mode, shape):
+def run_both_ways(args, mode, shape, soc="Ascend910B2"):
     """The host-checked run's exception, then the kernel-checked run's, and the outputs."""
     with pytest.raises(ValueError) as host:
-        core.run_emu(**args, sparse_mode=mode, return_value=True)
+        core.run_emu(**args, sparse_mode=mode, return_value=True, soc=soc)
     lead = args["query"].shape[:-2]
     out_idx = np.full(lead + (1, shape.k), 12345, dtype=np.int32)
     out_val = np.full(lead + (1, shape.k), 7.5, dtype=np.float32)
     with pytest.raises(ValueError) as kernel:
         core.run_emu(**args, sparse_mode=mode, return_value=True, sparse_indices=out_idx, sparse_values=out_val,
-                     host_data_checks=False, order="both")
+                     host_data_checks=False, order="both", soc=soc)
     return host.value, kernel.value, out_idx, out_val
 
 
@@ -170,11 +171,12 @@ def test_kernel_scale_check_raises_the_hosts_error_and_writes_nothing(case, shap
 @pytest.mark.parametrize("case", [c for c in SCALE_CASES if c[0] in ("qs-negative", "ks-negative-mid", "w-times-qs")],
                          ids=lambda c: c[0])
 def test_kernel_scale_check_names_the_element_in_every_layout(case, layouts):
+    """On the 910B4 preset (fewer cores: other shares of the key scales)."""
     name, mutate, words = case
     shape = SHAPES[1]
     args = make(shape, *layouts, weights_dtype="float16", scale_dtype="float16", seed=12)
     mutate(args, 3)
-    host, kernel, out_idx, out_val = run_both_ways(args, 3, shape)
+    host, kernel, out_idx, out_val = run_both_ways(args, 3, shape, soc="Ascend910B4")
     assert str(kernel) == str(host)
     assert (out_idx == 12345).all() and (out_val == 7.5).all()
 
