@@ -161,6 +161,7 @@ class ScaleCheck {
 
  private:
   static constexpr int64_t kKeyChunk = 4096;  // key scales per DMA round and vector test
+  static constexpr int32_t kMaxSegments = 32;  // pieces of one round
   static constexpr int64_t kScalarEntries = 16;  // block-table entries a chunk reads by scalar reads
   static constexpr int64_t kTrailingOne = int64_t{1} << 32;  // record word 7: the scale tensor ends in a 1
 
@@ -260,79 +261,111 @@ class ScaleCheck {
     int64_t at = 0;
     for (int64_t b = 0; b < t.batch && at < hi; ++b) {
       const Keys k = KeysOf(b);
-      const int64_t j0 = Max(lo - at, 0), j1 = Min(hi - at, k.seen);
-      if (j0 < j1 && !KeyRange(pipe, b, k.begin, j0, j1, record)) return;
+      const int64_t j1 = Min(hi - at, k.seen);
+      for (int64_t j = Max(lo - at, 0); j < j1;) {  // pieces that fill the round's buffer
+        if (fill_ == kKeyChunk || segments_ == kMaxSegments) {
+          if (!Flush(pipe, record)) return;
+        }
+        const int64_t n = Min(j1 - j, kKeyChunk - fill_);
+        if (!Stage(pipe, b, k.begin, j, n)) return;
+        j += n;
+      }
       at += RoundUp(k.seen, 16);
     }
+    Flush(pipe, record);
   }
 
-  // Keys [j0, j1) of batch b (j0 a multiple of 16); false when it stopped (an error recorded, or
-  // a block id out of range: the block-id phase's error).
-  __aicore__ inline bool KeyRange(AscendC::TPipe& pipe, int64_t b, int64_t k_begin, int64_t j0, int64_t j1,
-                                  int64_t* record) {
+  // One round: the key scales of up to kMaxSegments pieces (runs of consecutive keys of one
+  // batch) copied into one buffer, each at a 16-key boundary (the gaps padded with zeros, a valid
+  // scale), their copies in flight together, then one vector test.
+  struct Segment {
+    int64_t batch, k_begin, j, n, at;  // keys [j, j + n) of `batch` at x[at]
+  };
+
+  // Issues the copies of keys [j, j + n) of batch b (j a multiple of 16) into the round's buffer;
+  // false when a block id is out of range (the block-id phase's error: stop).
+  __aicore__ inline bool Stage(AscendC::TPipe& pipe, int64_t b, int64_t k_begin, int64_t j, int64_t n) {
     const LiqTiling& t = *t_;
-    const bool pa = t.layout_key == 2;
-    const int64_t num_blocks = pa ? t.key_rows / t.block_size : 0;
-    const AscendC::LocalTensor<half> x = x_buf_.Get<half>();
-    const AscendC::LocalTensor<uint8_t> table = table_buf_.Get<uint8_t>();
-    const AscendC::DataCopyPadExtParams<half> none{false, 0, 0, static_cast<half>(0)};
-    for (int64_t j = j0; j < j1; j += kKeyChunk) {
-      const int64_t je = Min(j + kKeyChunk, j1), n = je - j;
-      if (used_) {  // this chunk overwrites what the last one's copies wrote and its readers read
-        scale_bits::Sync<AscendC::HardEvent::V_MTE2>(pipe);
-        scale_bits::Sync<AscendC::HardEvent::S_MTE2>(pipe);
-        scale_bits::Sync<AscendC::HardEvent::S_V>(pipe);
-      }
-      used_ = true;
-      const int64_t first_block = pa ? j / t.block_size : 0;
-      // PA_BSND: the chunk's block-table entries (a few by scalar reads, one data-cache line per
-      // 8 or 16 of them, else staged in UB by one DMA), then a run per cache block.
-      const int64_t count = pa ? (je - 1) / t.block_size - first_block + 1 : 0;
+    if (fill_ == 0 && used_) {  // this round overwrites what the last one's copies wrote and its readers read
+      scale_bits::Sync<AscendC::HardEvent::V_MTE2>(pipe);
+      scale_bits::Sync<AscendC::HardEvent::S_MTE2>(pipe);
+      scale_bits::Sync<AscendC::HardEvent::S_V>(pipe);
+    }
+    used_ = true;
+    const AscendC::LocalTensor<half> x = x_buf_.Get<half>()[static_cast<uint32_t>(fill_)];
+    const int64_t je = j + n;
+    const uint8_t tail = static_cast<uint8_t>(RoundUp(n, 16) - n);  // zeros up to the next 16 keys
+    if (t.layout_key != 2) {
+      const AscendC::DataCopyExtParams run{1, static_cast<uint32_t>(n * 2), 0, 0, 0};
+      const AscendC::DataCopyPadExtParams<half> pad{tail > 0, 0, tail, static_cast<half>(0)};
+      AscendC::DataCopyPad(x, ks_[k_begin + j], run, pad);
+    } else {
+      // The piece's block-table entries: a few by scalar reads (one data-cache line holds 8 or
+      // 16), else staged in UB by one DMA.
+      const int64_t num_blocks = t.key_rows / t.block_size, first_block = j / t.block_size;
+      const int64_t count = (je - 1) / t.block_size - first_block + 1, entry0 = b * t.max_blocks + first_block;
+      const AscendC::LocalTensor<uint8_t> table = table_buf_.Get<uint8_t>();
       const bool staged = count > kScalarEntries;
-      const int64_t entry0 = b * t.max_blocks + first_block;
       if (staged) {
+        if (table_read_) scale_bits::Sync<AscendC::HardEvent::S_MTE2>(pipe);  // the last staged entries were read
         const AscendC::DataCopyExtParams p{1, static_cast<uint32_t>(count * t.table_bytes), 0, 0, 0};
-        const AscendC::DataCopyPadExtParams<uint8_t> pad{false, 0, 0, 0};
-        AscendC::DataCopyPad(table, table_[entry0 * t.table_bytes], p, pad);
+        const AscendC::DataCopyPadExtParams<uint8_t> none{false, 0, 0, 0};
+        AscendC::DataCopyPad(table, table_[entry0 * t.table_bytes], p, none);
         scale_bits::Sync<AscendC::HardEvent::MTE2_S>(pipe);
+        table_read_ = true;
       }
-      if (pa) {
-        for (int64_t jj = j; jj < je;) {
-          const int64_t in_block = jj % t.block_size, len = Min(t.block_size - in_block, je - jj);
-          const int64_t i = jj / t.block_size - first_block;
-          const int64_t id = staged ? TableEntry(table, i) : table_entries_.Get(entry0 + i);
-          if (id < 0 || id >= num_blocks) return false;
-          const AscendC::DataCopyExtParams run{1, static_cast<uint32_t>(len * 2), 0, 0, 0};
-          AscendC::DataCopyPad(x[static_cast<uint32_t>(jj - j)], ks_[id * t.block_size + in_block], run, none);
-          jj += len;
-        }
-      } else {
-        const AscendC::DataCopyExtParams run{1, static_cast<uint32_t>(n * 2), 0, 0, 0};
-        AscendC::DataCopyPad(x, ks_[k_begin + j], run, none);
+      for (int64_t jj = j; jj < je;) {  // a run per cache block
+        const int64_t in_block = jj % t.block_size, len = Min(t.block_size - in_block, je - jj);
+        const int64_t i = jj / t.block_size - first_block;
+        const int64_t id = staged ? TableEntry(table, i) : table_entries_.Get(entry0 + i);
+        if (id < 0 || id >= num_blocks) return false;
+        const uint8_t run_tail = jj + len == je ? tail : 0;
+        const AscendC::DataCopyExtParams run{1, static_cast<uint32_t>(len * 2), 0, 0, 0};
+        const AscendC::DataCopyPadExtParams<half> pad{run_tail > 0, 0, run_tail, static_cast<half>(0)};
+        AscendC::DataCopyPad(x[static_cast<uint32_t>(jj - j)], ks_[id * t.block_size + in_block], run, pad);
+        jj += len;
       }
-      scale_bits::Sync<AscendC::HardEvent::MTE2_V>(pipe);
-      if (scale_bits::AnyBadScale(pipe, x, a_buf_.Get<int16_t>(), b_buf_.Get<int16_t>(), out_buf_.Get<half>(),
-                                  static_cast<int32_t>(n))) {
-        scale_bits::Sync<AscendC::HardEvent::MTE2_S>(pipe);
-        const AscendC::LocalTensor<int16_t> bits = x.ReinterpretCast<int16_t>();
-        const bool rows = HasRows(b);
-        for (int64_t i = 0; i < n && rows; ++i) {
-          const int64_t v = bits.GetValue(static_cast<uint32_t>(i));
-          if (!scale_bits::BadScale(v)) continue;
-          const int64_t jj = j + i;
-          const int64_t i_blk = jj / t.block_size - first_block;
-          const int64_t id = !pa ? 0 : staged ? TableEntry(table, i_blk) : table_entries_.Get(entry0 + i_blk);
-          const int64_t row = pa ? id * t.block_size + jj % t.block_size : k_begin + jj;
-          record[0] = kLiqKeyScaleInvalid;
-          record[1] = b;
-          record[2] = (v & 0xFFFF) | kLiHalfTag;
-          record[3] = jj;
-          record[4] = row;  // N2 = 1: the flat element
-          record[5] = t.layout_key;
-          record[6] = pa ? t.block_size : (t.layout_key == 0 ? t.key_rows : 0);
-          record[7] = 1 | (t.ks_trailing_one ? kTrailingOne : 0);
-          return false;
-        }
+    }
+    segments_list_[segments_++] = {b, k_begin, j, n, fill_};
+    fill_ += RoundUp(n, 16);
+    return true;
+  }
+
+  // Tests the round's buffer; on a fired test, the first bad scale of a batch with rows into
+  // `record` (false). Empties the round.
+  __aicore__ inline bool Flush(AscendC::TPipe& pipe, int64_t* record) {
+    const LiqTiling& t = *t_;
+    if (fill_ == 0) return true;
+    const AscendC::LocalTensor<half> x = x_buf_.Get<half>();
+    scale_bits::Sync<AscendC::HardEvent::MTE2_V>(pipe);
+    const bool fired = scale_bits::AnyBadScale(pipe, x, a_buf_.Get<int16_t>(), b_buf_.Get<int16_t>(),
+                                               out_buf_.Get<half>(), static_cast<int32_t>(fill_));
+    const int32_t segments = segments_;
+    fill_ = 0;
+    segments_ = 0;
+    if (!fired) return true;
+    scale_bits::Sync<AscendC::HardEvent::MTE2_S>(pipe);
+    const AscendC::LocalTensor<int16_t> bits = x.ReinterpretCast<int16_t>();
+    for (int32_t s = 0; s < segments; ++s) {
+      const Segment& g = segments_list_[s];
+      if (!HasRows(g.batch)) continue;
+      for (int64_t i = 0; i < g.n; ++i) {
+        const int64_t v = bits.GetValue(static_cast<uint32_t>(g.at + i));
+        if (!scale_bits::BadScale(v)) continue;
+        const int64_t j = g.j + i;
+        const int64_t row = t.layout_key == 2
+                                ? table_entries_.Get(g.batch * t.max_blocks + j / t.block_size) * t.block_size +
+                                      j % t.block_size
+                                : g.k_begin + j;
+        record[0] = kLiqKeyScaleInvalid;
+        record[1] = g.batch;
+        record[2] = (v & 0xFFFF) | kLiHalfTag;
+        record[3] = j;
+        record[4] = row;  // N2 = 1: the flat element
+        record[5] = t.layout_key;
+        record[6] = t.layout_key == 2 ? t.block_size : (t.layout_key == 0 ? t.key_rows : 0);
+        record[7] = 1 | (t.ks_trailing_one ? kTrailingOne : 0);
+        return false;
       }
     }
     return true;
@@ -348,7 +381,11 @@ class ScaleCheck {
   AscendC::GlobalTensor<half> ks_;
   AscendC::GlobalTensor<uint8_t> table_;
   IndexTensor lengths_q_, lengths_k_, table_entries_;
-  bool used_ = false;  // a key chunk was loaded
+  bool used_ = false;        // a round was staged
+  bool table_read_ = false;  // staged block-table entries were read
+  int64_t fill_ = 0;         // keys (16-key aligned) in the round's buffer
+  int32_t segments_ = 0;
+  Segment segments_list_[kMaxSegments];
   AscendC::TBuf<AscendC::TPosition::VECCALC> x_buf_, a_buf_, b_buf_, out_buf_, table_buf_;
   int64_t qs_[aop_kernel::check::kWords] = {kLiOk, 0, 0, 0, 0, 0, 0, 0};
   int64_t wqs_[aop_kernel::check::kWords] = {kLiOk, 0, 0, 0, 0, 0, 0, 0};

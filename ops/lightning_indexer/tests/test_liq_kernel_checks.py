@@ -227,3 +227,20 @@ def test_scales_the_kernel_must_not_inspect_pass():
     got = core.run_emu(**args, sparse_mode=3, return_value=True, host_data_checks=False)
     np.testing.assert_array_equal(got[0], want[0])
     np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("shape", [
+    Shape((1, 1), (26000, 9000), 8, D, 64, block_size=16, name="staged-block-table"),  # > 16 entries a piece
+    Shape((1, 1), (130000, 125000), 1, D, 16, block_size=1024, name="several-rounds"),  # > 4096 keys an AIV
+], ids=str)
+def test_kernel_key_scale_check_with_large_shares(shape):
+    """Key-scale shares past one block-table line and past one round's buffer: a bad scale at the
+    last visible key is found, the first one (batch order) is raised, outputs untouched."""
+    args = make(shape, "BSND", "PA_BSND", weights_dtype="float16", scale_dtype="float16", seed=16)
+    bad_ks(np.nan, 1, lambda n: n - 1)(args, 3)
+    host, kernel, out_idx, out_val = run_both_ways(args, 3, shape)
+    assert str(kernel) == str(host) and "of batch 1" in str(kernel)
+    bad_ks(-1.0, 0, lambda n: n - 2)(args, 3)
+    host, kernel, out_idx, out_val = run_both_ways(args, 3, shape)
+    assert str(kernel) == str(host) and "of batch 0" in str(kernel)
+    assert (out_idx == 12345).all() and (out_val == 7.5).all()
