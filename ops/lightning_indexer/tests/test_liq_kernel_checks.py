@@ -131,6 +131,7 @@ SCALE_CASES = [  # (id, mutation, words): the first error in the host's order is
     ("qs-inf-last-head", bad_qs(np.inf, b=1, h=7), ["query_dequant_scale", "inf"]),
     ("ks-nan-last-visible", bad_ks(np.nan, 0, lambda n: n - 1), ["key_dequant_scale", "nan", "of batch 0"]),
     ("ks-negative-mid", bad_ks(-1e-3, 1, lambda n: n // 2), ["key_dequant_scale", "of batch 1"]),
+    ("ks-batch-start", bad_ks(np.nan, 1, lambda n: 0), ["key_dequant_scale", "nan", "(key 0 of batch 1)"]),
     ("ks-two-batches", both(bad_ks(-np.inf, 1, lambda n: 0), bad_ks(np.nan, 0, lambda n: n - 1)),
      ["key_dequant_scale", "nan", "of batch 0"]),
     ("w-times-qs", overflow(), ["weights * query_dequant_scale", "-120000"]),
