@@ -137,7 +137,7 @@ TypeError, ValueError, IndexError naming the argument, the expected and the actu
   // lightning_indexer's check slots, verdict lines, score slots and partial lists, then wq.
   static size_t workspace_bytes(const Tiling& t) { return kernel_workspace_bytes(t); }
   static aop::Error kernel_error(const int64_t record[kLiCheckWords]) {
-    return lightning_indexer::kernel_error_as(record, kOp);
+    return lightning_indexer_quant::kernel_error(record);
   }
 
   static std::array<launch::GmTensor, 10> gm_tensors(const Prepared& p) {

@@ -60,6 +60,11 @@ Dims validate(const Args& args, bool check_outputs = true);
 // finite and >= 0 (ValueError). Needs host-readable memory.
 void check_data(const Args& args, const Dims& dims);
 
+// The exception of an error record (8 int64 words, kernel/lightning_indexer_tiling.h), the
+// kernel's or the host's own (check_data throws through it): the scale codes here, the rest as
+// lightning_indexer's with this op's name.
+aop::Error kernel_error(const int64_t record[kLiCheckWords]);
+
 // Limits of the NPU kernel (emu / npu backends): D = 128, N2 = 1, N1 <= 64, block_size a
 // multiple of 16 <= 1024, sparse_count <= 2048, float16 weights and scales.
 void check_npu_limits(const Args& args, const Dims& dims);

@@ -71,6 +71,7 @@ LiqTiling compute(const Args& a, const Dims& d, const aop_platform& p) {
   const int64_t before = static_cast<int64_t>(lightning_indexer::kernel_workspace_bytes(t));
   t.wq_offset = round_up(before, 64);
   t.wq_group_rows = most_group_rows(t);
+  t.ks_trailing_one = TensorView(a.key_dequant_scale).ndim() == TensorView(a.key).ndim() ? 1 : 0;
   return t;
 }
 
@@ -91,6 +92,7 @@ LiqTiling kernel_tiling(const Args& a, const Dims& d, const aop_platform& platfo
       .add_int(a.actual_seq_lengths_key ? static_cast<int64_t>(a.actual_seq_lengths_key->dtype) : -1)
       .add_int(a.block_table ? static_cast<int64_t>(a.block_table->dtype) : -1)
       .add_int(a.sparse_values ? 1 : 0)
+      .add_int(TensorView(a.key_dequant_scale).ndim())
       .add_platform(platform);
   return tiling_cache().get_or_compute_pod<LiqTiling>(key, [&] { return compute(a, d, platform); });
 }

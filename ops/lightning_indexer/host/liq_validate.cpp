@@ -2,6 +2,7 @@
 // The geometry (layouts, shapes, lengths, block table) is lightning_indexer's own checks, with
 // this op's name; the dtypes, quant modes and scales are checked here.
 #include <cmath>
+#include <cstring>
 #include <string>
 
 #include "ascend_ops/error.hpp"
@@ -62,18 +63,77 @@ std::string value_string(float v) {
   return out;
 }
 
-// "[i, j, k]" of flat index `flat` in a contiguous tensor of shape `shape`.
-std::string index_string(const aop_tensor& t, int64_t flat) {
-  const TensorView v(t);
-  std::vector<int64_t> idx(static_cast<size_t>(v.ndim()));
-  for (int i = v.ndim() - 1; i >= 0; --i) {
-    const int64_t n = std::max<int64_t>(v.dim(i), 1);
-    idx[static_cast<size_t>(i)] = flat % n;
-    flat /= n;
-  }
+// A record's value word: float32 bits, or float16 bits | kLiHalfTag (the kernel's).
+int64_t value_word(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return static_cast<int64_t>(bits);
+}
+float word_value(int64_t w) {
+  if (w & kLiHalfTag) return lightning_indexer::fp16_to_float(static_cast<uint16_t>(w & 0xFFFF));
+  const auto bits = static_cast<uint32_t>(w);
+  float v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+std::string index_list(const std::vector<int64_t>& idx) {
   std::string out = "[";
   for (size_t i = 0; i < idx.size(); ++i) out += (i ? ", " : "") + s(idx[i]);
   return out + "]";
+}
+
+// A query-side record's element of weights / query_dequant_scale: [b, s, h] (BSND) or [t, h].
+std::string query_index(const int64_t r[kLiCheckWords]) {
+  const int64_t row = r[1], h = r[3];
+  if (static_cast<Layout>(r[4]) == Layout::kTND) return index_list({row, h});
+  return index_list({row / r[5], row % r[5], h});
+}
+
+// A key-scale record's element of key_dequant_scale (flat element [4] in the layout [5]).
+std::string key_index(const int64_t r[kLiCheckWords]) {
+  const int64_t e = r[4], n2 = r[7] & 0xFFFFFFFF, dim1 = r[6];
+  std::vector<int64_t> idx;
+  if (static_cast<Layout>(r[5]) == Layout::kTND) {
+    idx = {e / n2, e % n2};
+  } else {
+    idx = {e / (dim1 * n2), (e / n2) % dim1, e % n2};
+  }
+  if (r[7] >> 32) idx.push_back(0);
+  return index_list(idx);
+}
+
+}  // namespace
+
+aop::Error kernel_error(const int64_t r[kLiCheckWords]) {
+  const auto error = [](const std::string& what) { return aop::Error(AOP_VALUE_ERROR, std::string(kOp) + ": " + what); };
+  switch (r[0]) {
+    case kLiqQueryScaleInvalid:
+      return error("query_dequant_scale should be finite and >= 0 but is " + value_string(word_value(r[2])) + " at " +
+                   query_index(r));
+    case kLiqKeyScaleInvalid:
+      return error("key_dequant_scale should be finite and >= 0 for every visible key but is " +
+                   value_string(word_value(r[2])) + " at " + key_index(r) + " (key " + s(r[3]) + " of batch " +
+                   s(r[1]) + ")");
+    case kLiqWeightScaleOverflow: {
+      const float w = word_value(r[2]), q = word_value(r[6]);
+      return error("weights * query_dequant_scale should be within the float16 range (|w * qs| <= 65504) for the "
+                   "AscendC kernel (npu and emu backends) but is " +
+                   value_string(w * q) + " at " + query_index(r) + " (weights " + value_string(w) +
+                   ", query_dequant_scale " + value_string(q) + ")");
+    }
+    default:
+      return lightning_indexer::kernel_error_as(r, kOp);
+  }
+}
+
+namespace {
+
+// The record of a query-side error at flat element i of weights / query_dequant_scale.
+void throw_query(int64_t code, const Args& a, const Dims& d, int64_t i, float value, float other = 0.0f) {
+  const int64_t r[kLiCheckWords] = {code, i / d.heads_q, value_word(value), i % d.heads_q,
+                                    static_cast<int64_t>(a.layout_query), d.q_rows, value_word(other), 0};
+  throw kernel_error(r);
 }
 
 }  // namespace
@@ -142,12 +202,12 @@ void check_data(const Args& a, const Dims& d) {
   for (const auto& x : bs) {  // query scales of the rows in a batch
     for (int64_t i = x.q_begin * N1; i < (x.q_begin + x.q_len) * N1; ++i) {
       const float v = scale_at(a.query_dequant_scale, i);
-      if (!valid_scale(v)) {
-        fail(AOP_VALUE_ERROR, "query_dequant_scale should be finite and >= 0 but is " + value_string(v) + " at " +
-                                  index_string(a.query_dequant_scale, i));
-      }
+      if (!valid_scale(v)) throw_query(kLiqQueryScaleInvalid, a, d, i, v);
     }
   }
+  const bool pa = a.layout_key == Layout::kPA_BSND;
+  const int64_t dim1 = pa ? d.block_size : (a.layout_key == Layout::kBSND ? d.key_rows : 0);
+  const int64_t trailing = TensorView(a.key_dequant_scale).ndim() == TensorView(a.key).ndim() ? int64_t{1} << 32 : 0;
   for (int64_t b = 0; b < d.batch; ++b) {  // key scales of the keys some row sees
     const auto& x = bs[static_cast<size_t>(b)];
     const int64_t seen = x.q_len > 0 ? lightning_indexer::cpu::visible_limit(g, x, x.q_len - 1) : 0;
@@ -156,9 +216,9 @@ void check_data(const Args& a, const Dims& d) {
       for (int64_t h = 0; h < N2; ++h) {
         const float v = scale_at(a.key_dequant_scale, row * N2 + h);
         if (!valid_scale(v)) {
-          fail(AOP_VALUE_ERROR, "key_dequant_scale should be finite and >= 0 for every visible key but is " +
-                                    value_string(v) + " at " + index_string(a.key_dequant_scale, row * N2 + h) +
-                                    " (key " + s(j) + " of batch " + s(b) + ")");
+          const int64_t r[kLiCheckWords] = {kLiqKeyScaleInvalid, b,   value_word(v), j, row * N2 + h,
+                                            static_cast<int64_t>(a.layout_key), dim1, N2 | trailing};
+          throw kernel_error(r);
         }
       }
     }
@@ -172,12 +232,7 @@ void check_data_kernel(const Args& a, const Dims& d) {
   for (const auto& x : bs) {
     for (int64_t i = x.q_begin * d.heads_q; i < (x.q_begin + x.q_len) * d.heads_q; ++i) {
       const float w = scale_at(a.weights, i), q = scale_at(a.query_dequant_scale, i);
-      if (!(std::fabs(w * q) < kHalfOverflow)) {
-        fail(AOP_VALUE_ERROR, "weights * query_dequant_scale should be within the float16 range (|w * qs| <= 65504) "
-                              "for the AscendC kernel (npu and emu backends) but is " +
-                                  value_string(w * q) + " at " + index_string(a.weights, i) + " (weights " +
-                                  value_string(w) + ", query_dequant_scale " + value_string(q) + ")");
-      }
+      if (!(std::fabs(w * q) < kHalfOverflow)) throw_query(kLiqWeightScaleOverflow, a, d, i, w, q);
     }
   }
 }

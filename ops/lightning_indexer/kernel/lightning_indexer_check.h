@@ -20,11 +20,25 @@ namespace check = aop_kernel::check;
 // verdict into the group's verdict line (after the 2 * block_dim slots) and both AIVs set
 // kVerdictReady (mode 2). The AIC does not wait here: it starts its first key block meanwhile and
 // learns the verdict (CubeVerdict) before it publishes a block to the AIVs.
+// An op may add checks of its own after these (Run's `extra`: lightning_indexer_quant's scales,
+// kernel/liq_scale_check.h): Extra::Check(pipe, tiling, checker, checkers, record) runs when this
+// AIV found nothing, on UB it allocates from `pipe` after the check's own, before the verdict.
+struct NoExtraCheck {
+  __aicore__ inline void Check(AscendC::TPipe&, const LightningIndexerTiling&, int64_t, int64_t, int64_t*) {}
+};
+
 class DataCheck {
  public:
   // AIV: true when no AIV found an error; AIV 0 records the first one. AIC: true (CubeVerdict).
   __aicore__ inline bool Run(GM_ADDR lengths_q, GM_ADDR lengths_k, GM_ADDR block_table, GM_ADDR residual,
                              GM_ADDR workspace, GM_ADDR error_record, const LightningIndexerTiling& t) {
+    NoExtraCheck none;
+    return Run(lengths_q, lengths_k, block_table, residual, workspace, error_record, t, none);
+  }
+  template <class Extra>
+  __aicore__ inline bool Run(GM_ADDR lengths_q, GM_ADDR lengths_k, GM_ADDR block_table, GM_ADDR residual,
+                             GM_ADDR workspace, GM_ADDR error_record, const LightningIndexerTiling& t,
+                             Extra& extra) {
     const int64_t checkers = 2 * static_cast<int64_t>(t.block_dim);  // MIX 1:2
     bool ok = true;
     if ASCEND_IS_AIV {
@@ -34,9 +48,9 @@ class DataCheck {
       pipe.InitBuffer(buf_, static_cast<uint32_t>(UbBytes(checkers)));
       pipe_ = &pipe;
       const int64_t me = AscendC::GetBlockIdx();
-      const int64_t per = t.batch / checkers, extra = t.batch % checkers;
-      const int64_t b0 = me * per + Min(me, extra);
-      const int64_t b1 = b0 + per + (me < extra ? 1 : 0);
+      const int64_t per = t.batch / checkers, rest = t.batch % checkers;
+      const int64_t b0 = me * per + Min(me, rest);
+      const int64_t b1 = b0 + per + (me < rest ? 1 : 0);
       int64_t record[check::kWords] = {kLiOk, 0, 0, 0, 0, 0, 0, 0};
       lengths_q_.Init(lengths_q, t.lengths_q);
       lengths_k_.Init(lengths_k, t.lengths_k);
@@ -51,6 +65,7 @@ class DataCheck {
       }
       if (record[0] == kLiOk && t.layout_key == 2) BlockIds(t, b0, b1, record);
       if (record[0] == kLiOk && residual_.Present()) Residuals(t, b0, b1, record);
+      if (record[0] == kLiOk) extra.Check(pipe, t, me, checkers, record);
       if (loaded_) check::Sync<AscendC::HardEvent::S_MTE2>(pipe);  // the table's last scalar reads
       ok = check::MixVerdict<Phases, kVerdictReady>(pipe, workspace, error_record, checkers, record,
                                                     buf_.Get<int64_t>());
@@ -66,11 +81,14 @@ class DataCheck {
   }
 
  private:
-  // The order of the checks: query lengths, key lengths, block ids, residuals (MixVerdict reports
-  // the earliest phase's error).
+  // The order of the checks: query lengths, key lengths, block ids, residuals, then the quant
+  // op's query scales, key scales, weights x query scales (MixVerdict reports the earliest
+  // phase's error).
   struct Phases {
     __aicore__ inline static int64_t Of(int64_t code) {
-      return code == kLiResidualOutOfRange ? 3 : (code - kLiLenQNegative) / 3;
+      if (code == kLiResidualOutOfRange) return 3;
+      if (code >= kLiqQueryScaleInvalid) return 4 + (code - kLiqQueryScaleInvalid);
+      return (code - kLiLenQNegative) / 3;
     }
   };
 

@@ -6,17 +6,20 @@
 // work items and key splits (kernel/lightning_indexer_work.h, one query row per item), check phase
 // (kernel/lightning_indexer_check.h), slot hand-off (kernel/lightning_indexer_handshake.h), AIV
 // top-k, split merge and outputs (kernel/lightning_indexer_vector.h); what differs:
-//   AIVs, first: wq of their group's query rows into the workspace (kernel/liq_weights.h);
+//   AIVs, first: wq of their group's query rows into the workspace (kernel/liq_weights.h), then
+//        the data checks of the scales folded into the check phase (kernel/liq_scale_check.h);
 //   AIC: int8 k . q^T, Fixpipe DEQF16 + ReLU into L1, float16 wq . a^T on the cube: one float32
 //        row per key block (kernel/liq_cube.h);
 //   AIVs: the row times the key scales (kernel/liq_key_scale.h), then the float op's mask, sort,
 //        merge.
-// The data checks of the scales (finite, >= 0) and of |weights * qs| <= 65504 are the host's
-// (emu backend); the kernel checks lengths and block ids as the float op's does.
+// The kernel checks lengths and block ids as the float op's does, and the scales (finite, >= 0)
+// and |weights * qs| < 65520 as the host does (the emu backend runs both; the npu backend only
+// the kernel's): all or nothing, the error in the record as the host would raise it.
 #include "kernel_operator.h"
 #include "aop_kernel/load_tiling.h"
 #include "kernel/liq_cube.h"
 #include "kernel/liq_key_scale.h"
+#include "kernel/liq_scale_check.h"
 #include "kernel/liq_tiling.h"
 #include "kernel/liq_weights.h"
 #include "kernel/lightning_indexer_check.h"
@@ -40,13 +43,15 @@ extern "C" __global__ __aicore__ void lightning_indexer_quant_kernel(GM_ADDR que
   const LiqTiling tiling = aop_kernel::LoadTiling<LiqTiling>(tiling_gm);
   const LightningIndexerTiling& li = tiling;
   GM_ADDR wq = workspace + tiling.wq_offset;
-  if ASCEND_IS_AIV {
-    lightning_indexer::WeightScales scales;
-    scales.Run(weights, query_scale, wq, tiling);
-  }
   {
+    lightning_indexer::ScaleCheck scale_check;
+    if ASCEND_IS_AIV {
+      scale_check.Init(key_scale, lengths_q, lengths_k, block_table, tiling);
+      lightning_indexer::WeightScales scales;
+      scales.Run(weights, query_scale, wq, tiling, scale_check);
+    }
     lightning_indexer::DataCheck check;  // the AIVs' check phase; the AIC learns the verdict in LiqCube
-    if (!check.Run(lengths_q, lengths_k, block_table, nullptr, workspace, error_record, li)) return;
+    if (!check.Run(lengths_q, lengths_k, block_table, nullptr, workspace, error_record, li, scale_check)) return;
   }
   GM_ADDR check_lines = workspace;
   GM_ADDR slots = workspace + lightning_indexer::check::WorkspaceBytes(3 * li.block_dim);

@@ -87,4 +87,16 @@ enum LightningIndexerError : int64_t {
   kLiBlockIdOutOfRange = 0x307,
   // cmp_residual_k[b] = [2] outside [0, cmp_ratio): [3] cmp_ratio
   kLiResidualOutOfRange = 0x308,
+  // lightning_indexer_quant's scales (kernel/liq_scale_check.h, after the residuals; [2] a value:
+  // float32 bits, or float16 bits | kLiHalfTag):
+  // query_dequant_scale not finite or < 0: [1] flat query row, [3] head, [4] layout_query, [5] S1
+  kLiqQueryScaleInvalid = 0x309,
+  // key_dequant_scale of a visible key not finite or < 0: [1] batch, [3] logical key j, [4] flat
+  // element of the scale tensor, [5] layout_key, [6] block_size (PA_BSND) / S2 (BSND), [7] N2 |
+  // (1 << 32 when the scale tensor has a trailing dim of 1)
+  kLiqKeyScaleInvalid = 0x30A,
+  // |weights * query_dequant_scale| >= 65520: [1] row, [2] weights, [3] head, [4] layout_query,
+  // [5] S1, [6] the query_dequant_scale
+  kLiqWeightScaleOverflow = 0x30B,
 };
+constexpr int64_t kLiHalfTag = int64_t{1} << 32;  // a record value holding float16 bits

@@ -15,4 +15,6 @@ struct LiqTiling : LightningIndexerTiling {
   int64_t wq_group_rows;      // rows of a group's wq region: the most query rows any group's units have
   int32_t n1_pad;             // N1 rounded up to 16: the q^T columns and the head reduction's K
   int32_t wq_chunk_rows;      // query rows per UB pass of the AIVs' weights x scales product
+  int32_t ks_trailing_one;    // 1: key_dequant_scale is [.., N2, 1] (error messages index it so)
+  int32_t reserved;
 };

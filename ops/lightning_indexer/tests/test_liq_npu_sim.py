@@ -75,3 +75,46 @@ def test_bad_block_id_raises_at_check_errors_with_the_outputs_unchanged(stream):
         check_errors()
     assert str(raised.value) == str(sync_error.value)
     assert (out[0].numpy() == 7).all() and (out[1].numpy() == 0.5).all()
+
+
+def _poke_query(args, name, value):
+    a = args[name].copy()
+    a[1, 0, 3] = value
+    return a
+
+
+@pytest.mark.parametrize("case", ["qs-negative", "ks-nan", "w-times-qs"])
+def test_bad_scales_raise_at_check_errors_with_the_outputs_unchanged(stream, case):
+    """The kernel's own checks of the scales (nothing is read on the host on this path): the
+    synchronous check's exception at check_errors(), every output byte as it was."""
+    from ascend_ops.common import check_errors
+
+    args, dev, out = prepare()
+    bad = dict(args)
+    if case == "qs-negative":
+        bad["query_dequant_scale"] = _poke_query(args, "query_dequant_scale", -0.5)
+    elif case == "ks-nan":  # logical key 150 of batch 1 (visible), through the block table
+        ks = args["key_dequant_scale"].copy()
+        bs = args["key"].shape[1]
+        ks[int(args["block_table"][1, 150 // bs]), 150 % bs] = np.nan
+        bad["key_dequant_scale"] = ks
+    else:
+        bad["weights"] = _poke_query(args, "weights", 40000.0)
+        bad["query_dequant_scale"] = _poke_query(args, "query_dequant_scale", 2.0)
+    with pytest.raises(ValueError) as sync_error:  # the emu backend's host check (check_data_kernel)
+        core.run_emu(**bad, sparse_mode=3, return_value=True)
+    for name in ("weights", "query_dequant_scale", "key_dequant_scale"):
+        dev[name] = sim.to_device(bad[name])
+    out[0].copy_from(np.full(out[0].shape, 7, np.int32))
+    out[1].copy_from(np.full(out[1].shape, 0.5, np.float32))
+    call(args, dev, out, stream)  # queued: nothing raised
+    with pytest.raises(ValueError) as raised:
+        check_errors()
+    assert str(raised.value) == str(sync_error.value)
+    assert (out[0].numpy() == 7).all() and (out[1].numpy() == 0.5).all()
+    for name in ("weights", "query_dequant_scale", "key_dequant_scale"):  # good inputs again: exact
+        dev[name] = sim.to_device(args[name])
+    call(args, dev, out, stream)
+    stream.synchronize()
+    check_errors()
+    assert_npu_exact(out[0].numpy(), out[1].numpy(), args, 3, SHAPE.k)
