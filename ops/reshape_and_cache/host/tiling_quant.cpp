@@ -30,7 +30,7 @@ constexpr int64_t kPieceCycles = 4;        // a written token's DMA out, per pie
 constexpr double kTimeSlack = 1.25;
 
 // The UB chunk (elements per buffer) with the fixed part for `block_dim` cores: the per-channel
-// tables (one per scale / offset given), the staging of a raw scale and core 0's two-table
+// tables (one per scale / offset given), the staging of a raw scale and the scale check's two-table
 // verdict buffer; then per chunk element two input buffers, two int8 output buffers, the float32
 // work buffer and the float16 step of the float32 -> int8 conversion.
 int64_t ub_chunk(const ReshapeAndCacheTiling& t, const aop_platform& platform, int64_t block_dim) {

@@ -401,7 +401,7 @@ class ReshapeAndCacheQuant {
   AscendC::TQue<AscendC::TPosition::VECOUT, 1> out_queue_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> work_buf_, half_buf_, raw_buf_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> table_buf_[4];  // k_scale, v_scale, k_offset, v_offset
-  AscendC::TBuf<AscendC::TPosition::VECCALC> verdict_buf_;   // core 0's scale check: two tables' room
+  AscendC::TBuf<AscendC::TPosition::VECCALC> verdict_buf_;   // the scale check (AnyBadScale): two tables' room
   GM_ADDR scales_[4] = {nullptr, nullptr, nullptr, nullptr};
   AscendC::GlobalTensor<TIn> key_, value_;
   AscendC::GlobalTensor<int8_t> key_cache_, value_cache_;
