@@ -38,7 +38,9 @@ namespace {
 
 // Below this many bytes of k per thread, waking workers costs more than the work.
 constexpr int64_t kBytesPerThread = 128 * 1024;
-// Tokens ahead whose code row is prefetched (its page translation, for ordinary stores the line).
+// Tokens ahead whose code row is prefetched for ordinary stores. Not for streaming stores: a
+// prefetch for writing reads the line for ownership, the read streaming avoids, and the streaming
+// store must then evict it (T = 4096 with 128-byte rows: 108 -> 83 µs fresh, 92 -> 68 same).
 constexpr int64_t kPrefetchAhead = 4;
 
 struct Plan {
@@ -135,7 +137,7 @@ AOP_IKQ_CLONES bool scales_range(const Plan& p, const Slot* slots, int64_t begin
 template <class S, class Slot>
 AOP_IKQ_CLONES void codes_range(const Plan& p, const Slot* slots, int64_t begin, int64_t end, uint8_t* row) {
   for (int64_t t = begin; t < end; ++t) {
-    if (t + kPrefetchAhead < end && slots[t + kPrefetchAhead] >= 0) {
+    if (p.stream == nullptr && t + kPrefetchAhead < end && slots[t + kPrefetchAhead] >= 0) {
       cpu_stream::prefetch_for_write(p.codes_at(static_cast<int64_t>(slots[t + kPrefetchAhead])));
     }
     const int64_t slot = static_cast<int64_t>(slots[t]);

@@ -62,6 +62,39 @@ AOP_IKQ_AVX512 bool avx512_half(const void* src, float sc, int64_t n, int8_t* q)
   return true;
 }
 
+// bfloat16, 64 elements per step: the widening by interleaving zero words below each element
+// (unpacklo / unpackhi per 128-bit lane: the float32 values, lane-interleaved), the quotients,
+// then the two saturating packs put each lane's elements back in order and one permute of 8-byte
+// pieces restores the row's order: fewer instructions than widen16 + vpmovsdb per 16 elements.
+AOP_IKQ_AVX512 inline __m512 quotient(__m512 x, __m512 vs, __m512 vr) {
+  const __m512 y0 = _mm512_mul_ps(x, vr);
+  return _mm512_fmadd_ps(_mm512_fnmadd_ps(y0, vs, x), vr, y0);
+}
+
+AOP_IKQ_AVX512 inline __m512i rounded(__m512 y) {
+  return _mm512_cvt_roundps_epi32(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
+AOP_IKQ_AVX512 bool avx512_bf16(const void* src, float sc, int64_t n, int8_t* q) {
+  if (n % 64 != 0) return avx512_half<AOP_DTYPE_BFLOAT16>(src, sc, n, q);
+  if (!sc_in_range(sc)) return false;
+  const uint16_t* s = static_cast<const uint16_t*>(src);
+  const __m512 vs = _mm512_set1_ps(sc), vr = _mm512_set1_ps(1.0f / sc);
+  const __m512i zero = _mm512_setzero_si512();
+  // lane L of the packed bytes holds a[8L, 8L + 8) then b[8L, 8L + 8): 8-byte pieces 0 2 4 6 1 3 5 7
+  const __m512i order = _mm512_setr_epi64(0, 2, 4, 6, 1, 3, 5, 7);
+  for (int64_t i = 0; i < n; i += 64) {
+    const __m512i a = _mm512_loadu_si512(s + i), b = _mm512_loadu_si512(s + i + 32);
+    const __m512i a_lo = rounded(quotient(_mm512_castsi512_ps(_mm512_unpacklo_epi16(zero, a)), vs, vr));
+    const __m512i a_hi = rounded(quotient(_mm512_castsi512_ps(_mm512_unpackhi_epi16(zero, a)), vs, vr));
+    const __m512i b_lo = rounded(quotient(_mm512_castsi512_ps(_mm512_unpacklo_epi16(zero, b)), vs, vr));
+    const __m512i b_hi = rounded(quotient(_mm512_castsi512_ps(_mm512_unpackhi_epi16(zero, b)), vs, vr));
+    const __m512i bytes = _mm512_packs_epi16(_mm512_packs_epi32(a_lo, a_hi), _mm512_packs_epi32(b_lo, b_hi));
+    _mm512_storeu_si512(q + i, _mm512_permutexvar_epi64(order, bytes));
+  }
+  return true;
+}
+
 AOP_IKQ_AVX512 bool avx512_f32(const void* src, float sc, int64_t n, int8_t* q) {
   if (n % 16 != 0 || !sc_in_range(sc)) return false;
   const float* s = static_cast<const float*>(src);
@@ -164,7 +197,7 @@ const char* isa_name(Isa isa) {
 Int8Codes int8_codes(Isa isa, aop_dtype k_dtype) {
 #ifdef AOP_IKQ_X86
   if (isa == Isa::kAvx512) {
-    return k_dtype == AOP_DTYPE_BFLOAT16  ? &avx512_half<AOP_DTYPE_BFLOAT16>
+    return k_dtype == AOP_DTYPE_BFLOAT16  ? &avx512_bf16
            : k_dtype == AOP_DTYPE_FLOAT16 ? &avx512_half<AOP_DTYPE_FLOAT16>
                                           : &avx512_f32;
   }

@@ -11,8 +11,8 @@ Ratios: speedup = composite p50 / fused int8 p50 (target >= 3 at T = 16..256 and
 vs auto = fused int8 p50 / auto p50 (target <= 1.5 at T >= 4096).
 Emulator (AscendC kernel, int8): GM bytes against the minimum (16-bit rows in, 8-bit rows out,
 slots, the scales once), the HBM bytes after the modelled L2 (per-channel tables: each core loads
-the slice of the tables its channel group needs, host/tiling_quant.cpp; core 0 also checks them
-whole), and the modelled 910B time against the unquantized write's.
+the slice of the tables its channel group needs, host/tiling_quant.cpp, and the cores of the
+first token group check theirs), and the modelled 910B time against the unquantized write's.
 """
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ ROW_HEADERS = ["shape", "fused int8 µs", "fused fp8 µs", "composite µs", "aut
                "int8 / auto"]
 
 
-def emulator_rows(tokens_list=(64, 1024), socs=("Ascend910B2",)) -> list:
+def emulator_rows(tokens_list=(16, 64, 1024), socs=("Ascend910B2",)) -> list:
     """The int8 kernel through the emulator's timing model against the minimum traffic, and its
     modelled time against the unquantized (float16 -> float16) write of the same rows."""
     rng = np.random.default_rng(0)

@@ -195,7 +195,7 @@ def main(argv=None) -> int:
     print(format_table(quant.ROW_HEADERS, quant_rows))
     print("targets: speedup >= 3 at T = 16..256 and 4096; int8 / auto <= 1.5 at T >= 4096")
     print()
-    print(format_table(quant.EMU_HEADERS, quant.emulator_rows((64,) if args.quick else (64, 1024))))
+    print(format_table(quant.EMU_HEADERS, quant.emulator_rows((16, 64) if args.quick else (16, 64, 1024))))
     print("targets: GM bytes <= 1.05 x minimum; int8 / unquantized modelled time <= 1.5 (modelled, not run on NPU)")
 
     import npu_sim  # bench/npu_sim.py: the npu path on the simulated Ascend runtime

@@ -2,8 +2,8 @@
 // Split by tokens, every core loads the whole scale / offset tables; with a per-channel table
 // that is 2 x H*D floats per core (k_scale, v_scale), 32 copies at T = 64. A sliced launch splits
 // the cores into token groups x channel groups instead: a core loads only its channel slice of a
-// per-channel table (core 0 loads all of it, for the check), so the launch reads one copy per
-// token group. A small cost model (bytes moved and the slowest core's cycles) picks the split.
+// per-channel table (and the cores of token group 0 check theirs), so the launch reads one copy
+// per token group. A small cost model (bytes moved and the slowest core's cycles) picks the split.
 #include <algorithm>
 #include <optional>
 
@@ -30,7 +30,7 @@ constexpr int64_t kPieceCycles = 4;        // a written token's DMA out, per pie
 constexpr double kTimeSlack = 1.25;
 
 // The UB chunk (elements per buffer) with the fixed part for `block_dim` cores: the per-channel
-// tables (one per scale / offset given), the staging of a raw scale and core 0's two-table
+// tables (one per scale / offset given), the staging of a raw scale and the scale check's two-table
 // verdict buffer; then per chunk element two input buffers, two int8 output buffers, the float32
 // work buffer and the float16 step of the float32 -> int8 conversion.
 int64_t ub_chunk(const ReshapeAndCacheTiling& t, const aop_platform& platform, int64_t block_dim) {
@@ -93,9 +93,9 @@ std::optional<Split> sliced_split(const ReshapeAndCacheTiling& t, const aop_plat
                                (t.has_value != 0 ? pieces(t.value_layout, t.value_row_elems, value_slice) : 0));
   s.cycles = kLaunchCycles + kFixedCycles + (block_dim > 1 ? kExchangeCycles : 0) + batches * tensors * kBatchCycles +
              elems / kElemsPerCycle + outs * kPieceCycles;
-  // the tables (core 0 all, every other core its slice), the check's exchange, each core its group's slots
-  s.bytes = table_bytes + (block_dim - 1) * table_bytes / chans + launch::check_exchange_bytes(block_dim) +
-            chans * t.num_tokens * t.slot_bytes;
+  // the tables (each core its slice: one copy per token group), the check's exchange, each core
+  // its group's slots
+  s.bytes = groups * table_bytes + launch::check_exchange_bytes(block_dim) + chans * t.num_tokens * t.slot_bytes;
   return s;
 }
 

@@ -112,7 +112,7 @@ __aicore__ inline void RunQuant(GM_ADDR key, GM_ADDR value, GM_ADDR key_cache, G
   ReshapeAndCacheQuant<TIn, S> op;
   op.Init(pipe, key, value, key_cache, value_cache, slot_mapping, scales, tiling);
   int64_t record[aop_kernel::check::kWords] = {kRacOk, 0, 0, 0, 0, 0, 0, 0};
-  op.LoadTables(AscendC::GetBlockIdx() == 0, record);  // core 0's verdict: the scales before its slots
+  op.LoadTables(record);  // the scales (core 0, or its slices) before the slots
   if (op.Check(workspace, error_record, record)) op.Process();
 }
 

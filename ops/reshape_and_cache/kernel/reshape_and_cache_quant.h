@@ -15,8 +15,9 @@
 // The scales / offsets come into UB once per core (one DMA each) and become per-channel float32
 // tables (H*D floats); core 0 checks their raw bits there (every scale finite and > 0, every
 // offset finite) before its slots, so the first error is the host's (host/validate_quant.cpp).
-// Sliced launches (a per-channel table, tiling.sliced): a core other than 0 loads only its
-// channel slice of a per-channel table, and writes only that slice of its tokens' rows, a batch
+// Sliced launches (a per-channel table, tiling.sliced): a core loads only its channel slice of a
+// per-channel table (the cores of token group 0 check theirs), and writes only that slice of its
+// tokens' rows, a batch
 // of tokens per strided DMA in, the per-channel steps as level-0 repeats (one per token) with the
 // table's repeat stride 0.
 #pragma once
@@ -61,19 +62,24 @@ class ReshapeAndCacheQuant {
     slots_.Init(pipe, slot_mapping, tiling_);
   }
 
-  // Loads the tables (k_scale, v_scale, k_offset, v_offset in turn); on core 0 (`check`) also the
-  // check's first part: the first bad scale / offset into `record`, from the raw bits in UB.
-  __aicore__ inline void LoadTables(bool check, int64_t* record) {
+  // Loads the tables (k_scale, v_scale, k_offset, v_offset in turn) and the check's first part:
+  // the first bad scale / offset of the elements this core checks into `record`, from the raw bits
+  // in UB. A whole table is checked by core 0; in a sliced launch a per-channel table is loaded
+  // and checked in slices, each by the core of token group 0 that loads it (cores
+  // [0, chan_groups)), so the launch reads it once per token group (RacSlots::Check picks the
+  // first error over those cores).
+  __aicore__ inline void LoadTables(int64_t* record) {
+    const int64_t core = AscendC::GetBlockIdx();
     for (int32_t i = 0; i < 4; ++i) {
       if (tiling_.scale_dtype[i] < 0) continue;
-      // a sliced launch's core other than 0 needs only its slice of a per-channel table
-      const bool part = tiling_.sliced != 0 && !check && tiling_.scale_numel[i] == RowElems(i);
+      const bool part = tiling_.sliced != 0 && tiling_.scale_numel[i] == RowElems(i);
       const int64_t from = part ? SliceBegin(i) : 0;
       const int64_t count = part ? SliceElems(i) : tiling_.scale_numel[i];
+      const bool check = part ? core < tiling_.chan_groups : core == 0;
       LoadRaw(i, from, count);
       // scales: a vector verdict first, the scalar scan (which names the element) only on an
       // error; offsets: the scalar scan
-      if (check && record[0] == kRacOk && (i >= 2 || AnyBadScale(i))) CheckRaw(i, record);
+      if (check && record[0] == kRacOk && (i >= 2 || AnyBadScale(i, from, count))) CheckRaw(i, from, count, record);
       LoadTable(i, from, count);
     }
   }
@@ -160,16 +166,16 @@ class ReshapeAndCacheQuant {
   // bfloat16 0x7F7F). With p = max(b, 0), the flag (1 - min(p, 1)) + (max(p, top) - top) is 0 for
   // every valid element and at least 1 for any other, and no step overflows; then
   // max |float(flag)| by ReduceMax (finite values only: no NaN semantics involved).
-  __aicore__ inline bool AnyBadScale(int32_t which) {
+  __aicore__ inline bool AnyBadScale(int32_t which, int64_t from, int64_t count) {
     aop_kernel::check::Sync<AscendC::HardEvent::MTE2_V>(*pipe_);
     const AscendC::LocalTensor<float> d = verdict_buf_.template Get<float>()[static_cast<uint32_t>(tiling_.table_elems)];
     const int32_t dtype = tiling_.scale_dtype[which];
-    const int32_t n = static_cast<int32_t>(tiling_.scale_numel[which]);
+    const int32_t n = static_cast<int32_t>(count);
     if (dtype == kRacFloat32) {
-      ScaleFlags<int32_t>(0x7F7FFFFF, n);
+      ScaleFlags<int32_t>(0x7F7FFFFF, from, n);
       AscendC::Cast(d, verdict_buf_.template Get<int32_t>(), AscendC::RoundMode::CAST_RINT, static_cast<uint32_t>(n));
     } else {
-      ScaleFlags<int16_t>(dtype == kRacFloat16 ? 0x7BFF : 0x7F7F, n);
+      ScaleFlags<int16_t>(dtype == kRacFloat16 ? 0x7BFF : 0x7F7F, from, n);
       AscendC::Cast(d, verdict_buf_.template Get<int16_t>(), AscendC::RoundMode::CAST_NONE, static_cast<uint32_t>(n));
     }
     RacVecBarrier();
@@ -181,10 +187,11 @@ class ReshapeAndCacheQuant {
     return most.template ReinterpretCast<uint32_t>().GetValue(0) != 0;  // +0.0: every flag was 0
   }
 
-  // The flags of AnyBadScale into the front of verdict_buf_ (I: int32_t or int16_t, the bits' width).
+  // The flags of AnyBadScale for the raw elements [from, from + n) into the front of verdict_buf_
+  // (I: int32_t or int16_t, the bits' width).
   template <typename I>
-  __aicore__ inline void ScaleFlags(I top, int32_t n) {
-    const AscendC::LocalTensor<I> b = raw_buf_.template Get<I>();
+  __aicore__ inline void ScaleFlags(I top, int64_t from, int32_t n) {
+    const AscendC::LocalTensor<I> b = raw_buf_.template Get<I>()[static_cast<uint32_t>(from)];
     const AscendC::LocalTensor<I> p = verdict_buf_.template Get<I>();
     // h from byte 4 * table_elems (32-byte aligned; the float flags go there after h is used)
     const AscendC::LocalTensor<I> h =
@@ -204,13 +211,13 @@ class ReshapeAndCacheQuant {
     RacVecBarrier();
   }
 
-  // Scale / offset `which` (its raw bits in raw_buf_): every scale finite and > 0, every offset
-  // finite, by integer tests on the bits (exponent not all ones; sign clear and not zero).
-  __aicore__ inline void CheckRaw(int32_t which, int64_t* record) {
+  // Elements [from, from + count) of scale / offset `which` (its raw bits in raw_buf_): every
+  // scale finite and > 0, every offset finite, by integer tests on the bits (exponent not all
+  // ones; sign clear and not zero).
+  __aicore__ inline void CheckRaw(int32_t which, int64_t from, int64_t count, int64_t* record) {
     const int32_t dtype = tiling_.scale_dtype[which];
-    const int64_t n = tiling_.scale_numel[which];
     aop_kernel::check::Sync<AscendC::HardEvent::MTE2_S>(*pipe_);
-    for (int64_t i = 0; i < n; ++i) {
+    for (int64_t i = from; i < from + count; ++i) {
       uint32_t bits, exp_mask, sign_mask;
       if (dtype == kRacFloat32) {
         bits = raw_buf_.template Get<uint32_t>().GetValue(static_cast<uint32_t>(i));
@@ -394,7 +401,7 @@ class ReshapeAndCacheQuant {
   AscendC::TQue<AscendC::TPosition::VECOUT, 1> out_queue_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> work_buf_, half_buf_, raw_buf_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> table_buf_[4];  // k_scale, v_scale, k_offset, v_offset
-  AscendC::TBuf<AscendC::TPosition::VECCALC> verdict_buf_;   // core 0's scale check: two tables' room
+  AscendC::TBuf<AscendC::TPosition::VECCALC> verdict_buf_;   // the scale check (AnyBadScale): two tables' room
   GM_ADDR scales_[4] = {nullptr, nullptr, nullptr, nullptr};
   AscendC::GlobalTensor<TIn> key_, value_;
   AscendC::GlobalTensor<int8_t> key_cache_, value_cache_;

@@ -40,7 +40,11 @@ class RacSlots {
     const AscendC::LocalTensor<int64_t> slots_ub = check_buf_.template Get<int64_t>();
     const int64_t bad = aop_kernel::check::Exchange(*pipe_, workspace, core, tiling_->block_dim, record, slots_ub);
     if (bad < 0) return true;
-    if (core == 0) aop_kernel::check::Record(error_record, slots_ub, bad);
+    if (core == 0) {
+      const int64_t first = FirstScaleError(workspace, bad);
+      if (first != bad) aop_kernel::check::LoadSlot(*pipe_, workspace, first, slots_ub);
+      aop_kernel::check::Record(error_record, slots_ub, first);
+    }
     return false;
   }
 
@@ -54,6 +58,28 @@ class RacSlots {
   __aicore__ inline const aop_kernel::CoreShare& Tokens() const { return tokens_; }
 
  private:
+  // The core whose error comes first in the host's order, given `bad`, the lowest core with one.
+  // The host checks the scale / offset tables in turn, each in index order, before any slot. A
+  // sliced launch checks a per-channel table in slices on the cores of token group 0, [0,
+  // chan_groups), each stopping at its first error: the first is then the bad scale of the lowest
+  // (table, index) among them, if any. Scalar reads of their slots: on an error only.
+  __aicore__ inline int64_t FirstScaleError(GM_ADDR workspace, int64_t bad) {
+    // one core, or the lowest error outside group 0: no scale error on any core
+    if (tiling_->sliced == 0 || tiling_->block_dim == 1 || bad >= tiling_->chan_groups) return bad;
+    int64_t first = -1, which = 0, index = 0;
+    for (int64_t c = bad; c < tiling_->chan_groups; ++c) {
+      if (aop_kernel::check::SlotCode(workspace, c) != kRacBadScale) continue;
+      const AscendC::GlobalTensor<int64_t> slot = aop_kernel::check::Words(workspace, c);
+      const int64_t w = slot.GetValue(3), i = slot.GetValue(1);
+      if (first < 0 || w < which || (w == which && i < index)) {
+        first = c;
+        which = w;
+        index = i;
+      }
+    }
+    return first < 0 ? bad : first;
+  }
+
   __aicore__ inline void LoadSlots(int64_t t) {
     if (chunk_end_ > chunk_begin_) aop_kernel::check::Sync<AscendC::HardEvent::S_MTE2>(*pipe_);  // the old chunk was read
     const int64_t left = tokens_.end - t;
