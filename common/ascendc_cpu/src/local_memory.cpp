@@ -184,4 +184,9 @@ bool PadValueBytes(void* out, uint32_t size) {
   return true;
 }
 
+void WriteGarbage(const TensorDesc& t, int64_t byte_off, int64_t bytes, const char* api, SrcLoc loc) {
+  if (bytes <= 0) return;
+  std::memset(WriteLocal(t, byte_off, bytes, 1, api, loc), kGarbage, static_cast<size_t>(bytes));
+}
+
 }  // namespace ascendc_cpu::detail

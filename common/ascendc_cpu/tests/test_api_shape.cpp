@@ -242,4 +242,80 @@ TEST(compare_gt_of_int32_is_api_constraint_eq_passes) {
   EXPECT_EMU_ERROR(InBlock([&] { compare(CMPMODE::GT); }), "api-constraint", "ops", 0);
 }
 
+// ---- ReduceMax / ReduceMin work size (asc-tools kernel_vec_reduce_check.cpp CheckWorkTensorOffset)
+TEST(reduce_work_elems_follow_the_cpu_debug_check) {
+  using ascendc_cpu::detail::ReduceWorkElems;
+  CHECK_EQ(ReduceWorkElems(100, 4, false), 2u);          // one repeat (count < 64)
+  CHECK_EQ(ReduceWorkElems(100, 4, true), 2u);
+  CHECK_EQ(ReduceWorkElems(65408, 2, false), 1022u);     // ReduceMax.md: 511 repeats * 2
+  CHECK_EQ(ReduceWorkElems(8320, 2, true), 162u);        // 65 repeats: 144 + 16 + 2
+  CHECK_EQ(ReduceWorkElems(32640, 2, true), 530u);       // 255 repeats: 512 + 16 + 2
+  CHECK_EQ(ReduceWorkElems(512, 2, true), 18u);          // 4 repeats: round 2 gives the pair
+  CHECK_EQ(ReduceWorkElems(8320, 4, true), 282u);        // 130 repeats of float
+}
+// count 4096 floats = 64 repeats: 128 work floats without the index, 138 with it.
+void ReduceWithWork(bool min, bool cal_index, uint32_t work_bytes) {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> sb, db, wb;
+  pipe.InitBuffer(sb, 4096 * sizeof(float));
+  pipe.InitBuffer(db, 32);
+  pipe.InitBuffer(wb, work_bytes);
+  Duplicate(sb.Get<float>(), 1.f, 4096);
+  if (min) {
+    ReduceMin(db.Get<float>(), sb.Get<float>(), wb.Get<float>(), 4096, cal_index);
+  } else {
+    ReduceMax(db.Get<float>(), sb.Get<float>(), wb.Get<float>(), 4096, cal_index);
+  }
+}
+TEST(reduce_max_work_of_2_per_repeat_passes_one_block_less_is_api_constraint) {
+  InBlock([] { ReduceWithWork(false, false, 128 * 4); });
+  EXPECT_EMU_ERROR(InBlock([] { ReduceWithWork(false, false, 120 * 4); }), "api-constraint", "ops", 0);
+}
+TEST(reduce_min_with_index_needs_the_later_rounds_too) {
+  InBlock([] { ReduceWithWork(true, true, 144 * 4); });
+  EXPECT_EMU_ERROR(InBlock([] { ReduceWithWork(true, true, 136 * 4); }), "api-constraint", "ops", 0);
+}
+TEST(reduce_max_leaves_garbage_in_work_but_work_may_be_src_or_dst) {
+  InBlock([] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> sb, db, wb;
+    pipe.InitBuffer(sb, 4096 * sizeof(float));
+    pipe.InitBuffer(db, 32);
+    pipe.InitBuffer(wb, 256 * sizeof(float));
+    LocalTensor<float> s = sb.Get<float>(), d = db.Get<float>(), w = wb.Get<float>();
+    Duplicate(s, 1.f, 4096);
+    s.SetValue(3000, 7.f);
+    Duplicate(w, 5.f, 256);
+    ReduceMax(d, s, w, 4096);
+    CHECK_EQ(d.GetValue(0), 7.f);
+    // The broken twin: a kernel that reads its work buffer afterwards reads garbage.
+    uint32_t bits = 0;
+    const float w0 = w.GetValue(0);
+    std::memcpy(&bits, &w0, 4);
+    CHECK_EQ(bits, 0x7F7F7F7Fu);
+    CHECK(w.GetValue(127) != 5.f);
+    CHECK_EQ(w.GetValue(128), 5.f);  // past the 64 pairs: untouched
+    ReduceMax(w, s, w, 4096, true);  // dst inside work: the result is written last
+    CHECK_EQ(w.GetValue(0), 7.f);
+    CHECK_EQ(w.ReinterpretCast<uint32_t>().GetValue(1), 3000u);
+    ReduceMin(d, s, s, 4096);  // work = src (ReduceMax.md / ReduceMin.md)
+    CHECK_EQ(d.GetValue(0), 1.f);
+  });
+}
+TEST(reduce_sum_count_form_does_not_use_work) {
+  InBlock([] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> sb, db, wb;
+    pipe.InitBuffer(sb, 4096 * sizeof(float));
+    pipe.InitBuffer(db, 32);
+    pipe.InitBuffer(wb, 32);
+    LocalTensor<float> w = wb.Get<float>();
+    Duplicate(sb.Get<float>(), 1.f, 4096);
+    Duplicate(w, 5.f, 8);
+    ReduceSum(db.Get<float>(), sb.Get<float>(), w, 4096);
+    CHECK_EQ(db.Get<float>().GetValue(0), 4096.f);
+    CHECK_EQ(w.GetValue(0), 5.f);
+  });
+}
+
 }  // namespace

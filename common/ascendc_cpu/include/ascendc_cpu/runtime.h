@@ -115,4 +115,8 @@ void VectorOpDone(SrcLoc loc);
 void SetPadValueBytes(const void* value, uint32_t size);
 bool PadValueBytes(void* out, uint32_t size);  // false if never set
 
+// Marks `bytes` of a local tensor written by the hardware with unspecified content (the
+// emulator's garbage pattern), e.g. an API's scratch area.
+void WriteGarbage(const TensorDesc& t, int64_t byte_off, int64_t bytes, const char* api, SrcLoc loc);
+
 }  // namespace ascendc_cpu::detail
