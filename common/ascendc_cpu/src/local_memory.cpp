@@ -179,7 +179,7 @@ void SetPadValueBytes(const void* value, uint32_t size) {
 
 bool PadValueBytes(void* out, uint32_t size) {
   BlockState& b = Block(SrcLoc{"", 0});
-  if (b.pad_value.size() != size) return false;
+  if (b.pad_value.size() < size) return false;  // never set, or set narrower: upper bytes unknown
   std::memcpy(out, b.pad_value.data(), size);
   return true;
 }

@@ -318,4 +318,55 @@ TEST(reduce_sum_count_form_does_not_use_work) {
   });
 }
 
+// ---- DataCopyPad's MOV_PAD_VAL register (dav_c220 DataCopyPadGm2UBImpl, SetPadValue) -------
+std::vector<float> g_pad_gm(64, 2.f);
+std::vector<float> g_pad_seen;
+void PadRegister(GM_ADDR x) {
+  GlobalTensor<float> g;
+  g.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(x));
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> ub;
+  pipe.InitBuffer(ub, 128);
+  LocalTensor<float> t = ub.Get<float>();
+  g_pad_seen.clear();
+  const auto to_scalar = [] {
+    SetFlag<HardEvent::MTE2_S>(0);
+    WaitFlag<HardEvent::MTE2_S>(0);
+  };
+  const auto to_mte2 = [] {
+    SetFlag<HardEvent::S_MTE2>(0);
+    WaitFlag<HardEvent::S_MTE2>(0);
+  };
+  // 3 floats, 1 left and 2 right of padding per copy: [pad][x x x][pad pad][dummy x2]
+  const DataCopyExtParams p(1, 12, 0, 0, 0);
+  SetPadValue(9.f);
+  DataCopyPad(t, g, p, DataCopyPadExtParams<float>(false, 1, 2, 0.f));
+  to_scalar();
+  g_pad_seen.push_back(t.GetValue(0));  // 9: SetPadValue's
+  to_mte2();
+  DataCopyPad(t, g, p, DataCopyPadExtParams<float>(true, 1, 2, 4.f));
+  to_scalar();
+  g_pad_seen.push_back(t.GetValue(4));  // 4: the copy's own value
+  to_mte2();
+  DataCopyPad(t, g, p, DataCopyPadExtParams<float>(false, 1, 2, 0.f));
+  to_scalar();
+  g_pad_seen.push_back(t.GetValue(5));  // 4: the register still holds it, not SetPadValue's 9
+  to_mte2();
+  DataCopyPad(t, g, DataCopyParams(1, 12, 0, 0), DataCopyPadParams(true, 1, 0, 0x3F800000u));
+  to_scalar();
+  g_pad_seen.push_back(t.GetValue(0));  // 1.0f: the uint64_t's bits, not a conversion
+  g_pad_seen.push_back(t.GetValue(1));  // the data
+}
+TEST(datacopypad_is_pad_overwrites_the_pad_register_set_pad_value_set) {
+  ascendc_cpu::Launch({"pad_reg", 1, 196608},
+                      {{g_pad_gm.data(), g_pad_gm.size() * sizeof(float), "x", GmKind::kInput}}, PadRegister,
+                      g_pad_gm.data());
+  CHECK_EQ(g_pad_seen.size(), 5u);
+  CHECK_EQ(g_pad_seen[0], 9.f);
+  CHECK_EQ(g_pad_seen[1], 4.f);
+  CHECK_EQ(g_pad_seen[2], 4.f);
+  CHECK_EQ(g_pad_seen[3], 1.f);
+  CHECK_EQ(g_pad_seen[4], 2.f);
+}
+
 }  // namespace

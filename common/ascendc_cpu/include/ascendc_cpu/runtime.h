@@ -111,9 +111,12 @@ class PipeScope {
 };
 void VectorOpDone(SrcLoc loc);
 
-// DataCopyPad padding value set by SetPadValue (raw bytes of the element).
+// The MOV_PAD_VAL register (dav-c220, kernel_operator_data_copy_impl.h): SetPadValue and every
+// GM -> UB DataCopyPad with isPad = true write it (`size` raw bytes, low first);
+// every GM -> UB DataCopyPad pads with its low sizeof(T) bytes. PadValueBytes is false while
+// it was never written, or was last written with fewer bytes than asked (unspecified content).
 void SetPadValueBytes(const void* value, uint32_t size);
-bool PadValueBytes(void* out, uint32_t size);  // false if never set
+bool PadValueBytes(void* out, uint32_t size);
 
 // Marks `bytes` of a local tensor written by the hardware with unspecified content (the
 // emulator's garbage pattern), e.g. an API's scratch area.
