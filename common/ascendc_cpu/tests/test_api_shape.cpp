@@ -347,6 +347,7 @@ void PadRegister(GM_ADDR x) {
   DataCopyPad(t, g, p, DataCopyPadExtParams<float>(true, 1, 2, 4.f));
   to_scalar();
   g_pad_seen.push_back(t.GetValue(4));  // 4: the copy's own value
+  g_pad_seen.push_back(t.GetValue(7));  // 4: the dummy up to 32 bytes too (DataCopyPad.md)
   to_mte2();
   DataCopyPad(t, g, p, DataCopyPadExtParams<float>(false, 1, 2, 0.f));
   to_scalar();
@@ -356,17 +357,28 @@ void PadRegister(GM_ADDR x) {
   to_scalar();
   g_pad_seen.push_back(t.GetValue(0));  // 1.0f: the uint64_t's bits, not a conversion
   g_pad_seen.push_back(t.GetValue(1));  // the data
+  g_pad_seen.push_back(t.GetValue(7));  // 1.0f: the dummy
+  to_mte2();
+  DataCopyPad(t, g, p, DataCopyPadExtParams<float>(true, 0, 0, 4.f));
+  to_scalar();
+  uint32_t bits = 0;
+  const float dummy = t.GetValue(3);  // no padding: the dummy is garbage (the doc: x[0])
+  std::memcpy(&bits, &dummy, 4);
+  g_pad_seen.push_back(static_cast<float>(bits == 0x7F7F7F7Fu));
 }
 TEST(datacopypad_is_pad_overwrites_the_pad_register_set_pad_value_set) {
   ascendc_cpu::Launch({"pad_reg", 1, 196608},
                       {{g_pad_gm.data(), g_pad_gm.size() * sizeof(float), "x", GmKind::kInput}}, PadRegister,
                       g_pad_gm.data());
-  CHECK_EQ(g_pad_seen.size(), 5u);
+  CHECK_EQ(g_pad_seen.size(), 8u);
   CHECK_EQ(g_pad_seen[0], 9.f);
   CHECK_EQ(g_pad_seen[1], 4.f);
   CHECK_EQ(g_pad_seen[2], 4.f);
-  CHECK_EQ(g_pad_seen[3], 1.f);
-  CHECK_EQ(g_pad_seen[4], 2.f);
+  CHECK_EQ(g_pad_seen[3], 4.f);
+  CHECK_EQ(g_pad_seen[4], 1.f);
+  CHECK_EQ(g_pad_seen[5], 2.f);
+  CHECK_EQ(g_pad_seen[6], 1.f);
+  CHECK_EQ(g_pad_seen[7], 1.f);
 }
 
 }  // namespace

@@ -85,7 +85,8 @@ struct DmaShape {
   uint64_t src_stride;
   uint64_t dst_stride;
 };
-// Local row layout of GM -> local copies: [left][len][right] then garbage up to `row` bytes.
+// Local row layout of GM -> local copies: [left][len][right][dummy up to `row` bytes]; with
+// padding and a value, left, right and dummy are the value, else garbage.
 struct PadSpec {
   uint64_t left = 0, right = 0, row = 0;
   const void* value = nullptr;  // one element, nullptr: garbage
