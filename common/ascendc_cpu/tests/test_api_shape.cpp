@@ -381,4 +381,30 @@ TEST(datacopypad_is_pad_overwrites_the_pad_register_set_pad_value_set) {
   CHECK_EQ(g_pad_seen[7], 1.f);
 }
 
+// ---- DataCopyPad moves between GM and UB only: on dav_c220 its GM -> L1 and L1 -> GM forms call
+// ReportNotSupport (asc-devkit impl/basic_api/dav_c220/kernel_operator_data_copy_impl.h) -----
+std::vector<uint8_t> g_l1_gm(256, 1);
+int g_l1_case = 0;
+void PadL1(GM_ADDR x) {
+  GlobalTensor<float> g;
+  g.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(x));
+  TPipe pipe;
+  TBuf<TPosition::A1> l1;
+  pipe.InitBuffer(l1, 64);
+  LocalTensor<float> t = l1.Get<float>();
+  if (g_l1_case == 0) DataCopy(t, g, 8);  // DataCopy GM -> L1: supported
+  if (g_l1_case == 1) DataCopyPad(t, g, DataCopyExtParams(1, 32, 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, 0.f));
+  if (g_l1_case == 2) DataCopyPad(g, t, DataCopyExtParams(1, 32, 0, 0, 0));
+}
+ascendc_cpu::LaunchReport PadL1Case(int which) {
+  g_l1_case = which;
+  ascendc_cpu::LaunchConfig config{"pad_l1", 1, 196608, ascendc_cpu::Order::kInOrder};
+  config.kernel_type = ascendc_cpu::KernelType::kAicOnly;
+  return ascendc_cpu::Launch(config, {{g_l1_gm.data(), g_l1_gm.size(), "x", GmKind::kWorkspace}}, PadL1,
+                             g_l1_gm.data());
+}
+TEST(datacopy_gm_to_l1_passes) { PadL1Case(0); }
+TEST(datacopypad_gm_to_l1_is_api_constraint) { EXPECT_EMU_ERROR(PadL1Case(1), "api-constraint", "pad_l1", 0); }
+TEST(datacopypad_l1_to_gm_is_api_constraint) { EXPECT_EMU_ERROR(PadL1Case(2), "api-constraint", "pad_l1", 0); }
+
 }  // namespace

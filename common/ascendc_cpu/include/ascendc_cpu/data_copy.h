@@ -197,6 +197,7 @@ void PadIn(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count
            ascendc_cpu::SrcLoc loc) {
   using namespace ascendc_cpu::detail;
   const char* api = "DataCopyPad";
+  CheckPositionIn(dst.Desc(), Mem::kUB, "dst", api, loc);  // GM -> L1: ReportNotSupport on dav_c220
   if (PadIsNop(count, len, api, loc)) return;
   CheckBlockCount(count, len, api, loc);
   if (is_pad) SetPadValueBytes(value, value_bytes);
@@ -210,6 +211,7 @@ template <class T>
 void PadOut(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count, uint64_t len,
             uint64_t src_gap_blocks, uint64_t dst_gap, ascendc_cpu::SrcLoc loc) {
   using namespace ascendc_cpu::detail;
+  CheckPositionIn(src.Desc(), Mem::kUB, "src", "DataCopyPad", loc);  // L1 -> GM: ReportNotSupport on dav_c220
   if (PadIsNop(count, len, "DataCopyPad", loc)) return;
   CheckBlockCount(count, len, "DataCopyPad", loc);
   DmaLocalToGm(dst.GetPhyAddr(), dst.Bounds(), src.Desc(),

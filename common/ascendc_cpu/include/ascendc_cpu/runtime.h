@@ -27,6 +27,8 @@ struct TensorDesc {
 };
 
 [[noreturn]] void Fail(const char* check, SrcLoc loc, const std::string& detail);
+// An api-constraint failure unless `t` lies in the memory `want` (`what`: "src", "dst", ...).
+void CheckPositionIn(const TensorDesc& t, Mem want, const char* what, const char* api, SrcLoc loc);
 
 // Local memory access. `align` is the start alignment the API documents (1 = none).
 // ReadLocal also requires every byte to have been written; WriteLocal marks them written.
