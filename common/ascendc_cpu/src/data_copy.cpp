@@ -60,9 +60,12 @@ void DmaGmToLocal(const TensorDesc& dst, const void* src, const GmBounds& src_bo
     uint8_t* l = WriteLocal(dst, row, static_cast<int64_t>(pad.row), 1, api, loc);
     std::memset(l, kGarbage, pad.row);
     std::memcpy(l + pad.left, g + i * s.src_stride, s.len);
-    if (pad.value != nullptr) {
+    if (pad.value != nullptr && pad.left + pad.right != 0) {
+      // DataCopyPad（GMToUB非对齐数据搬运）.md: with left / right padding the dummy bytes up to
+      // the 32-byte row end take the padding value too (without padding they stay garbage here,
+      // stricter than the doc's "the block's first element").
       for (uint64_t b = 0; b < pad.left; b += pad.elem) std::memcpy(l + b, pad.value, pad.elem);
-      for (uint64_t b = 0; b < pad.right; b += pad.elem) std::memcpy(l + pad.left + s.len + b, pad.value, pad.elem);
+      for (uint64_t b = pad.left + s.len; b < pad.row; b += pad.elem) std::memcpy(l + b, pad.value, pad.elem);
     }
   }
   BlockCounters(loc).gm_to_local.Add(s.count * s.len, s.count);

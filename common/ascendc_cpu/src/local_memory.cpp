@@ -179,9 +179,14 @@ void SetPadValueBytes(const void* value, uint32_t size) {
 
 bool PadValueBytes(void* out, uint32_t size) {
   BlockState& b = Block(SrcLoc{"", 0});
-  if (b.pad_value.size() != size) return false;
+  if (b.pad_value.size() < size) return false;  // never set, or set narrower: upper bytes unknown
   std::memcpy(out, b.pad_value.data(), size);
   return true;
+}
+
+void WriteGarbage(const TensorDesc& t, int64_t byte_off, int64_t bytes, const char* api, SrcLoc loc) {
+  if (bytes <= 0) return;
+  std::memset(WriteLocal(t, byte_off, bytes, 1, api, loc), kGarbage, static_cast<size_t>(bytes));
 }
 
 }  // namespace ascendc_cpu::detail

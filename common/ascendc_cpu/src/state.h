@@ -269,7 +269,7 @@ struct BlockState {
   std::vector<PipeRec> pipes;
   Counters counters;
   std::map<int, int32_t> flags;  // (event << 8 | id) -> pending SetFlag count
-  std::vector<uint8_t> pad_value;  // SetPadValue bytes, empty if never set
+  std::vector<uint8_t> pad_value;  // MOV_PAD_VAL register bytes (low first), empty if never set
 };
 
 // The block the calling thread is emulating; Fail()s with a clear message outside a launch.

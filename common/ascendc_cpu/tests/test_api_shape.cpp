@@ -242,4 +242,169 @@ TEST(compare_gt_of_int32_is_api_constraint_eq_passes) {
   EXPECT_EMU_ERROR(InBlock([&] { compare(CMPMODE::GT); }), "api-constraint", "ops", 0);
 }
 
+// ---- ReduceMax / ReduceMin work size (asc-tools kernel_vec_reduce_check.cpp CheckWorkTensorOffset)
+TEST(reduce_work_elems_follow_the_cpu_debug_check) {
+  using ascendc_cpu::detail::ReduceWorkElems;
+  CHECK_EQ(ReduceWorkElems(100, 4, false), 2u);          // one repeat (count < 64)
+  CHECK_EQ(ReduceWorkElems(100, 4, true), 2u);
+  CHECK_EQ(ReduceWorkElems(65408, 2, false), 1022u);     // ReduceMax.md: 511 repeats * 2
+  CHECK_EQ(ReduceWorkElems(8320, 2, true), 162u);        // 65 repeats: 144 + 16 + 2
+  CHECK_EQ(ReduceWorkElems(32640, 2, true), 530u);       // 255 repeats: 512 + 16 + 2
+  CHECK_EQ(ReduceWorkElems(512, 2, true), 18u);          // 4 repeats: round 2 gives the pair
+  CHECK_EQ(ReduceWorkElems(8320, 4, true), 282u);        // 130 repeats of float
+}
+// count 4096 floats = 64 repeats: 128 work floats without the index, 138 with it.
+void ReduceWithWork(bool min, bool cal_index, uint32_t work_bytes) {
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> sb, db, wb;
+  pipe.InitBuffer(sb, 4096 * sizeof(float));
+  pipe.InitBuffer(db, 32);
+  pipe.InitBuffer(wb, work_bytes);
+  Duplicate(sb.Get<float>(), 1.f, 4096);
+  if (min) {
+    ReduceMin(db.Get<float>(), sb.Get<float>(), wb.Get<float>(), 4096, cal_index);
+  } else {
+    ReduceMax(db.Get<float>(), sb.Get<float>(), wb.Get<float>(), 4096, cal_index);
+  }
+}
+TEST(reduce_max_work_of_2_per_repeat_passes_one_block_less_is_api_constraint) {
+  InBlock([] { ReduceWithWork(false, false, 128 * 4); });
+  EXPECT_EMU_ERROR(InBlock([] { ReduceWithWork(false, false, 120 * 4); }), "api-constraint", "ops", 0);
+}
+TEST(reduce_min_with_index_needs_the_later_rounds_too) {
+  InBlock([] { ReduceWithWork(true, true, 144 * 4); });
+  EXPECT_EMU_ERROR(InBlock([] { ReduceWithWork(true, true, 136 * 4); }), "api-constraint", "ops", 0);
+}
+TEST(reduce_max_leaves_garbage_in_work_but_work_may_be_src_or_dst) {
+  InBlock([] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> sb, db, wb;
+    pipe.InitBuffer(sb, 4096 * sizeof(float));
+    pipe.InitBuffer(db, 32);
+    pipe.InitBuffer(wb, 256 * sizeof(float));
+    LocalTensor<float> s = sb.Get<float>(), d = db.Get<float>(), w = wb.Get<float>();
+    Duplicate(s, 1.f, 4096);
+    s.SetValue(3000, 7.f);
+    Duplicate(w, 5.f, 256);
+    ReduceMax(d, s, w, 4096);
+    CHECK_EQ(d.GetValue(0), 7.f);
+    // The broken twin: a kernel that reads its work buffer afterwards reads garbage.
+    uint32_t bits = 0;
+    const float w0 = w.GetValue(0);
+    std::memcpy(&bits, &w0, 4);
+    CHECK_EQ(bits, 0x7F7F7F7Fu);
+    CHECK(w.GetValue(127) != 5.f);
+    CHECK_EQ(w.GetValue(128), 5.f);  // past the 64 pairs: untouched
+    ReduceMax(w, s, w, 4096, true);  // dst inside work: the result is written last
+    CHECK_EQ(w.GetValue(0), 7.f);
+    CHECK_EQ(w.ReinterpretCast<uint32_t>().GetValue(1), 3000u);
+    ReduceMin(d, s, s, 4096);  // work = src (ReduceMax.md / ReduceMin.md)
+    CHECK_EQ(d.GetValue(0), 1.f);
+  });
+}
+TEST(reduce_sum_count_form_does_not_use_work) {
+  InBlock([] {
+    TPipe pipe;
+    TBuf<TPosition::VECCALC> sb, db, wb;
+    pipe.InitBuffer(sb, 4096 * sizeof(float));
+    pipe.InitBuffer(db, 32);
+    pipe.InitBuffer(wb, 32);
+    LocalTensor<float> w = wb.Get<float>();
+    Duplicate(sb.Get<float>(), 1.f, 4096);
+    Duplicate(w, 5.f, 8);
+    ReduceSum(db.Get<float>(), sb.Get<float>(), w, 4096);
+    CHECK_EQ(db.Get<float>().GetValue(0), 4096.f);
+    CHECK_EQ(w.GetValue(0), 5.f);
+  });
+}
+
+// ---- DataCopyPad's MOV_PAD_VAL register (dav_c220 DataCopyPadGm2UBImpl, SetPadValue) -------
+std::vector<float> g_pad_gm(64, 2.f);
+std::vector<float> g_pad_seen;
+void PadRegister(GM_ADDR x) {
+  GlobalTensor<float> g;
+  g.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(x));
+  TPipe pipe;
+  TBuf<TPosition::VECCALC> ub;
+  pipe.InitBuffer(ub, 128);
+  LocalTensor<float> t = ub.Get<float>();
+  g_pad_seen.clear();
+  const auto to_scalar = [] {
+    SetFlag<HardEvent::MTE2_S>(0);
+    WaitFlag<HardEvent::MTE2_S>(0);
+  };
+  const auto to_mte2 = [] {
+    SetFlag<HardEvent::S_MTE2>(0);
+    WaitFlag<HardEvent::S_MTE2>(0);
+  };
+  // 3 floats, 1 left and 2 right of padding per copy: [pad][x x x][pad pad][dummy x2]
+  const DataCopyExtParams p(1, 12, 0, 0, 0);
+  SetPadValue(9.f);
+  DataCopyPad(t, g, p, DataCopyPadExtParams<float>(false, 1, 2, 0.f));
+  to_scalar();
+  g_pad_seen.push_back(t.GetValue(0));  // 9: SetPadValue's
+  to_mte2();
+  DataCopyPad(t, g, p, DataCopyPadExtParams<float>(true, 1, 2, 4.f));
+  to_scalar();
+  g_pad_seen.push_back(t.GetValue(4));  // 4: the copy's own value
+  g_pad_seen.push_back(t.GetValue(7));  // 4: the dummy up to 32 bytes too (DataCopyPad.md)
+  to_mte2();
+  DataCopyPad(t, g, p, DataCopyPadExtParams<float>(false, 1, 2, 0.f));
+  to_scalar();
+  g_pad_seen.push_back(t.GetValue(5));  // 4: the register still holds it, not SetPadValue's 9
+  to_mte2();
+  DataCopyPad(t, g, DataCopyParams(1, 12, 0, 0), DataCopyPadParams(true, 1, 0, 0x3F800000u));
+  to_scalar();
+  g_pad_seen.push_back(t.GetValue(0));  // 1.0f: the uint64_t's bits, not a conversion
+  g_pad_seen.push_back(t.GetValue(1));  // the data
+  g_pad_seen.push_back(t.GetValue(7));  // 1.0f: the dummy
+  to_mte2();
+  DataCopyPad(t, g, p, DataCopyPadExtParams<float>(true, 0, 0, 4.f));
+  to_scalar();
+  uint32_t bits = 0;
+  const float dummy = t.GetValue(3);  // no padding: the dummy is garbage (the doc: x[0])
+  std::memcpy(&bits, &dummy, 4);
+  g_pad_seen.push_back(static_cast<float>(bits == 0x7F7F7F7Fu));
+}
+TEST(datacopypad_is_pad_overwrites_the_pad_register_set_pad_value_set) {
+  ascendc_cpu::Launch({"pad_reg", 1, 196608},
+                      {{g_pad_gm.data(), g_pad_gm.size() * sizeof(float), "x", GmKind::kInput}}, PadRegister,
+                      g_pad_gm.data());
+  CHECK_EQ(g_pad_seen.size(), 8u);
+  CHECK_EQ(g_pad_seen[0], 9.f);
+  CHECK_EQ(g_pad_seen[1], 4.f);
+  CHECK_EQ(g_pad_seen[2], 4.f);
+  CHECK_EQ(g_pad_seen[3], 4.f);
+  CHECK_EQ(g_pad_seen[4], 1.f);
+  CHECK_EQ(g_pad_seen[5], 2.f);
+  CHECK_EQ(g_pad_seen[6], 1.f);
+  CHECK_EQ(g_pad_seen[7], 1.f);
+}
+
+// ---- DataCopyPad moves between GM and UB only: on dav_c220 its GM -> L1 and L1 -> GM forms call
+// ReportNotSupport (asc-devkit impl/basic_api/dav_c220/kernel_operator_data_copy_impl.h) -----
+std::vector<uint8_t> g_l1_gm(256, 1);
+int g_l1_case = 0;
+void PadL1(GM_ADDR x) {
+  GlobalTensor<float> g;
+  g.SetGlobalBuffer(reinterpret_cast<__gm__ float*>(x));
+  TPipe pipe;
+  TBuf<TPosition::A1> l1;
+  pipe.InitBuffer(l1, 64);
+  LocalTensor<float> t = l1.Get<float>();
+  if (g_l1_case == 0) DataCopy(t, g, 8);  // DataCopy GM -> L1: supported
+  if (g_l1_case == 1) DataCopyPad(t, g, DataCopyExtParams(1, 32, 0, 0, 0), DataCopyPadExtParams<float>(false, 0, 0, 0.f));
+  if (g_l1_case == 2) DataCopyPad(g, t, DataCopyExtParams(1, 32, 0, 0, 0));
+}
+ascendc_cpu::LaunchReport PadL1Case(int which) {
+  g_l1_case = which;
+  ascendc_cpu::LaunchConfig config{"pad_l1", 1, 196608, ascendc_cpu::Order::kInOrder};
+  config.kernel_type = ascendc_cpu::KernelType::kAicOnly;
+  return ascendc_cpu::Launch(config, {{g_l1_gm.data(), g_l1_gm.size(), "x", GmKind::kWorkspace}}, PadL1,
+                             g_l1_gm.data());
+}
+TEST(datacopy_gm_to_l1_passes) { PadL1Case(0); }
+TEST(datacopypad_gm_to_l1_is_api_constraint) { EXPECT_EMU_ERROR(PadL1Case(1), "api-constraint", "pad_l1", 0); }
+TEST(datacopypad_l1_to_gm_is_api_constraint) { EXPECT_EMU_ERROR(PadL1Case(2), "api-constraint", "pad_l1", 0); }
+
 }  // namespace

@@ -85,7 +85,8 @@ struct DmaShape {
   uint64_t src_stride;
   uint64_t dst_stride;
 };
-// Local row layout of GM -> local copies: [left][len][right] then garbage up to `row` bytes.
+// Local row layout of GM -> local copies: [left][len][right][dummy up to `row` bytes]; with
+// padding and a value, left, right and dummy are the value, else garbage.
 struct PadSpec {
   uint64_t left = 0, right = 0, row = 0;
   const void* value = nullptr;  // one element, nullptr: garbage
@@ -186,15 +187,22 @@ void DataCopy(const LocalTensor<T>& dst, const LocalTensor<T>& src, const DataCo
 namespace cpu_detail {
 inline uint64_t Round32(uint64_t v) { return (v + ONE_BLK_SIZE - 1) / ONE_BLK_SIZE * ONE_BLK_SIZE; }
 
+// GM -> UB: with isPad the copy first writes its paddingValue (`value_bytes` raw bytes) into the
+// MOV_PAD_VAL register (dav_c220 kernel_operator_data_copy_impl.h, DataCopyPadGm2UBImpl); the
+// left / right padding is the register's value either way, so an isPad = false copy pads with
+// whatever the last SetPadValue or isPad = true copy left there (garbage if none did).
 template <class T>
 void PadIn(const LocalTensor<T>& dst, const GlobalTensor<T>& src, uint32_t count, uint64_t len, uint64_t src_gap,
-           uint64_t dst_gap_blocks, bool is_pad, uint8_t left, uint8_t right, const T* value, ascendc_cpu::SrcLoc loc) {
+           uint64_t dst_gap_blocks, bool is_pad, uint8_t left, uint8_t right, const void* value, uint32_t value_bytes,
+           ascendc_cpu::SrcLoc loc) {
   using namespace ascendc_cpu::detail;
   const char* api = "DataCopyPad";
+  CheckPositionIn(dst.Desc(), Mem::kUB, "dst", api, loc);  // GM -> L1: ReportNotSupport on dav_c220
   if (PadIsNop(count, len, api, loc)) return;
   CheckBlockCount(count, len, api, loc);
-  T set_value;
-  const T* v = is_pad ? value : (PadValueBytes(&set_value, sizeof(T)) ? &set_value : nullptr);
+  if (is_pad) SetPadValueBytes(value, value_bytes);
+  T reg_value;
+  const T* v = PadValueBytes(&reg_value, sizeof(T)) ? &reg_value : nullptr;
   const PadSpec pad = MakePad(left, right, len, v, sizeof(T), api, loc);
   DmaGmToLocal(dst.Desc(), src.GetPhyAddr(), src.Bounds(), DmaShape{count, len, len + src_gap, pad.row + dst_gap_blocks * ONE_BLK_SIZE},
                pad, api, loc);
@@ -203,6 +211,7 @@ template <class T>
 void PadOut(const GlobalTensor<T>& dst, const LocalTensor<T>& src, uint32_t count, uint64_t len,
             uint64_t src_gap_blocks, uint64_t dst_gap, ascendc_cpu::SrcLoc loc) {
   using namespace ascendc_cpu::detail;
+  CheckPositionIn(src.Desc(), Mem::kUB, "src", "DataCopyPad", loc);  // L1 -> GM: ReportNotSupport on dav_c220
   if (PadIsNop(count, len, "DataCopyPad", loc)) return;
   CheckBlockCount(count, len, "DataCopyPad", loc);
   DmaLocalToGm(dst.GetPhyAddr(), dst.Bounds(), src.Desc(),
@@ -214,7 +223,7 @@ template <class T>
 void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyExtParams& p,
                  const DataCopyPadExtParams<T>& pad, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
   cpu_detail::PadIn(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad, pad.leftPadding,
-                    pad.rightPadding, &pad.paddingValue, loc);
+                    pad.rightPadding, &pad.paddingValue, sizeof(T), loc);
 }
 template <class T>
 void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyExtParams& p,
@@ -224,9 +233,10 @@ void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const Da
 template <class T>
 void DataCopyPad(const LocalTensor<T>& dst, const GlobalTensor<T>& src, const DataCopyParams& p,
                  const DataCopyPadParams& pad, ascendc_cpu::SrcLoc loc = ascendc_cpu::SrcLoc::Here()) {
-  const T value = static_cast<T>(pad.paddingValue);
+  // set_mov_pad_val(padParams.paddingValue): the uint64_t's raw bits, not a conversion to T.
+  const uint64_t bits = pad.paddingValue;
   cpu_detail::PadIn(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, pad.isPad, pad.leftPadding,
-                    pad.rightPadding, &value, loc);
+                    pad.rightPadding, &bits, sizeof bits, loc);
 }
 template <class T>
 void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const DataCopyParams& p,
@@ -234,7 +244,8 @@ void DataCopyPad(const GlobalTensor<T>& dst, const LocalTensor<T>& src, const Da
   cpu_detail::PadOut(dst, src, p.blockCount, p.blockLen, p.srcStride, p.dstStride, loc);
 }
 
-// The value DataCopyPad writes into padding when isPad is false (documented SetPadValue).
+// Writes the MOV_PAD_VAL register: the padding of later isPad = false DataCopyPad copies, until
+// an isPad = true copy overwrites it with its own paddingValue.
 template <class T, TPosition pos = TPosition::MAX>
 void SetPadValue(T value) {
   ascendc_cpu::detail::SetPadValueBytes(&value, sizeof(T));

@@ -152,7 +152,6 @@ struct FixpipeParamsV220 {
 namespace ascendc_cpu::detail {
 
 void CheckPosition(const TensorDesc& t, AscendC::TPosition want, const char* what, const char* api, SrcLoc loc);
-void CheckPositionIn(const TensorDesc& t, Mem want, const char* what, const char* api, SrcLoc loc);
 
 template <class T>
 constexpr uint32_t C0() {

@@ -27,6 +27,8 @@ struct TensorDesc {
 };
 
 [[noreturn]] void Fail(const char* check, SrcLoc loc, const std::string& detail);
+// An api-constraint failure unless `t` lies in the memory `want` (`what`: "src", "dst", ...).
+void CheckPositionIn(const TensorDesc& t, Mem want, const char* what, const char* api, SrcLoc loc);
 
 // Local memory access. `align` is the start alignment the API documents (1 = none).
 // ReadLocal also requires every byte to have been written; WriteLocal marks them written.
@@ -111,8 +113,15 @@ class PipeScope {
 };
 void VectorOpDone(SrcLoc loc);
 
-// DataCopyPad padding value set by SetPadValue (raw bytes of the element).
+// The MOV_PAD_VAL register (dav-c220, kernel_operator_data_copy_impl.h): SetPadValue and every
+// GM -> UB DataCopyPad with isPad = true write it (`size` raw bytes, low first);
+// every GM -> UB DataCopyPad pads with its low sizeof(T) bytes. PadValueBytes is false while
+// it was never written, or was last written with fewer bytes than asked (unspecified content).
 void SetPadValueBytes(const void* value, uint32_t size);
-bool PadValueBytes(void* out, uint32_t size);  // false if never set
+bool PadValueBytes(void* out, uint32_t size);
+
+// Marks `bytes` of a local tensor written by the hardware with unspecified content (the
+// emulator's garbage pattern), e.g. an API's scratch area.
+void WriteGarbage(const TensorDesc& t, int64_t byte_off, int64_t bytes, const char* api, SrcLoc loc);
 
 }  // namespace ascendc_cpu::detail
