@@ -16,7 +16,8 @@ whose channels are that local channel -- and checked there.
 
 With ``--channel-from DIR`` step 2 is skipped: the packages come from the channel of a
 ``ci/recipe-check`` work directory that already built every package and variant from the same
-recipes (``.ci/run`` passes the one ``./dev test`` has just made), and steps 3 and 4 run on it.
+recipes (``.ci/run`` passes the one ``./dev test`` has just made), and step 3 runs on it with this
+run's own stand-ins (a stand-in points into the site-packages of the interpreter that made it).
 
 Prints a table (package, variant, build time, size, install time, check) and exits 1 if anything
 failed. conda-build comes from ``--conda-build`` or PATH; ``./dev packages`` gives it the tools
@@ -121,8 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workdir", default="build/packages", help="channels, environments, logs")
     p.add_argument("--no-torch", action="store_true", help="skip the ops' framework=torch variant")
     p.add_argument("--channel-from", metavar="DIR",
-                   help="a ci/recipe-check work directory whose channel (and stand-ins channel) already "
-                        "holds every package and variant: install and check from it instead of building "
+                   help="a ci/recipe-check work directory whose channel already holds every package and "
+                        "variant: install and check from it instead of building "
                         "them again (.ci/run: ./dev test's recipe-check has just built them with "
                         "rattler-build, the builder conda-build hands these v1 recipes to)")
     p.add_argument("--json", metavar="FILE", help="write the rows as JSON")
@@ -149,17 +150,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         shutil.rmtree(workdir)
     logs = workdir / "logs"
     logs.mkdir(parents=True)
+    channel, stand_ins = workdir / "channel", workdir / "stand-ins"
     if args.channel_from:
-        source = Path(args.channel_from).resolve()
-        channel, stand_ins = source / "channel", source / "stand-ins"
-        if not channel.is_dir() or not stand_ins.is_dir():
-            print(f"ci/packages: {source} has no channel/ and stand-ins/ (not a ci/recipe-check work "
-                  "directory)", file=sys.stderr)
+        channel = Path(args.channel_from).resolve() / "channel"
+        if not channel.is_dir():
+            print(f"ci/packages: {channel.parent} has no channel/ (not a ci/recipe-check work directory)",
+                  file=sys.stderr)
             return 2
-        machine: Dict[str, List[str]] = {}
-    else:
-        channel, stand_ins = workdir / "channel", workdir / "stand-ins"
-        machine = standins.compiler_overrides(standins.make_channel(workdir, root))
+    # the stand-ins are always this run's own: they point into this interpreter's site-packages
+    machine = standins.compiler_overrides(standins.make_channel(workdir, root))
     condarc = _condarc(workdir, [channel, stand_ins])
     # conda-build's own channels come from the command line; the condarc is the users' (installs)
     env = dict(os.environ, CONDARC=str(condarc), CONDA_PKGS_DIRS=str(workdir / "pkgs"),
