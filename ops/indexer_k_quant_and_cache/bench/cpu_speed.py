@@ -36,7 +36,7 @@ def slot_sets(tokens: int, fresh: bool, seed: int = 0) -> list:
         blocks = torch.randperm(NUM_BLOCKS, generator=g)[: -(-tokens // BLOCK_SIZE)]
         slots = (blocks[:, None] * BLOCK_SIZE + torch.arange(BLOCK_SIZE)).flatten()[:tokens].clone()
         if tokens <= 256:
-            slots[::16] = -1
+            slots[15::16] = -1  # the 16th of every 16 tokens (none below 16)
         sets.append(slots)
     return sets
 

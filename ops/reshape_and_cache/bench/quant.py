@@ -35,7 +35,7 @@ def make_case(tokens: int, seed: int = 0):
     blocks = torch.randperm(CACHE_BLOCKS, generator=g)
     slots = (blocks[:, None] * BLOCK_SIZE + torch.arange(BLOCK_SIZE)).flatten()[:tokens].clone()
     if tokens <= max(DECODE):
-        slots[::16] = -1
+        slots[15::16] = -1  # the 16th of every 16 tokens (none below 16)
     scales = {n: (torch.rand(H, D, generator=g) * 0.02 + 0.01) for n in ("k_scale", "v_scale")}
     offsets = {n: (torch.rand(H, D, generator=g) * 4 - 2) for n in ("k_offset", "v_offset")}
     return key, value, slots.to(torch.int64), scales, offsets

@@ -50,7 +50,7 @@ def make_case(tokens: int, dtype: torch.dtype, seed: int = 0):
     blocks = torch.randperm(num_blocks, generator=g)
     slots = (blocks[:, None] * BLOCK_SIZE + torch.arange(BLOCK_SIZE)).flatten()[:tokens].clone()
     if tokens <= max(DECODE):
-        slots[::16] = -1
+        slots[15::16] = -1  # the 16th of every 16 tokens (none below 16)
     return key, value, key_cache, value_cache, slots.to(torch.int64)
 
 
