@@ -71,6 +71,10 @@ LiqTiling compute(const Args& a, const Dims& d, const aop_platform& p) {
     throw aop::Error(AOP_VALUE_ERROR, std::string(kOp) + ": key block of " + std::to_string(t.block_keys) +
                                           " keys exceeds the AIC's L0C budget");
   }
+  // Splits in whole key tiles, not blocks: a split's last block may be shorter, and the AICs'
+  // shares of an item's keys differ by a tile at most, not a block (decode B = 8, S2 = 8k: the
+  // busiest AIC takes 22 tiles, not 24).
+  t.split_align = t.tile_keys;
   t.fix_keys = t.tile_keys;  // each tile's stage 1 has an L0C tile of its own, each block's stage 2 one
   t.c_buffers = 2;
   t.n1_pad = static_cast<int32_t>(round_up(d.heads_q, kFractal));
