@@ -75,6 +75,13 @@ LiqTiling compute(const Args& a, const Dims& d, const aop_platform& p) {
   // shares of an item's keys differ by a tile at most, not a block (decode B = 8, S2 = 8k: the
   // busiest AIC takes 22 tiles, not 24).
   t.split_align = t.tile_keys;
+  // Four score slots per AIC also without halves (GM workspace only): the AIC's check-free prefix
+  // is slots / 2 blocks (kernel/liq_cube.h), two where the float op's two slots would allow one.
+  t.slots = 4;  // kernel/lightning_indexer_handshake.h: kMaxSlots
+  t.workspace_per_aic = t.slots * t.slot_floats;
+  t.partials_offset = t.block_dim * t.workspace_per_aic;
+  t.workspace_floats =
+      t.partials_offset + (t.splits > 1 ? static_cast<int64_t>(t.units) * t.rows_per_group * t.k_pad * 2 : 0);
   t.fix_keys = t.tile_keys;  // each tile's stage 1 has an L0C tile of its own, each block's stage 2 one
   t.c_buffers = 2;
   t.n1_pad = static_cast<int32_t>(round_up(d.heads_q, kFractal));

@@ -32,6 +32,10 @@ def test_prefix_shape_has_blocks_pending_at_the_verdict():
     t = core.kernel_tiling(**args, sparse_mode=3, soc="Ascend910B2")
     split_keys = -(-9000 // t["splits"])
     assert t["halves"] == 1 and t["slots"] == 4 and split_keys > t["block_keys"], t
+    # without halves too: four slots, a prefix of two blocks (the float op has two slots there)
+    args = make(SHAPES[0], "BSND", "PA_BSND", weights_dtype="float16", scale_dtype="float16", seed=7)
+    t = core.kernel_tiling(**args, sparse_mode=3, soc="Ascend910B2")
+    assert t["halves"] == 0 and t["splits"] > 1 and t["slots"] == 4, t
 
 
 def poke(name, index, value):
