@@ -176,6 +176,7 @@ TypeError, ValueError, IndexError naming the argument, the expected and the actu
             {"splits", t.splits},
             {"halves", t.halves},
             {"slots", t.slots},
+            {"split_align", t.split_align},
             {"merge_pairs", t.merge_pairs},
             {"units", t.units},
             {"block_dim", t.block_dim},

@@ -17,6 +17,7 @@ namespace {
 constexpr int64_t kFractal = 16;
 constexpr int64_t kUbAlign = 32;
 constexpr int64_t kMaxMergeList = kLiMaxMergeList;
+constexpr int64_t kMaxBlockKeys = 512;   // host/tiling.cpp's: the largest key block per hand-off
 constexpr int64_t kWqChunkBytes = 16384;  // one of the two UB buffers of the weights x scales pass
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
@@ -37,11 +38,13 @@ int64_t ub_bytes(const LightningIndexerTiling& t, int64_t /*weight_bytes*/) {
 
 // Mirrors LiqCube::Init (m_pad = n1_pad: q^T's columns): L1 q, wq, kKeysAhead + 1 = 3 key tiles,
 // two stage-1 outputs; L0A two key tiles and wq; L0B q^T and two stage-1 outputs; L0C two int32
-// [tile, n1_pad] and two float32 [16, tile].
+// [tile, n1_pad] and two float32 [16, block_keys] (a block's score row, one Fixpipe per block:
+// block_keys is chosen later, so the largest block the planner takes).
 bool cube_fits(int64_t n1_pad, int64_t tile, int64_t D, int64_t /*elem: int8*/, const aop_platform& p) {
   const int64_t q = n1_pad * D, w = kFractal * n1_pad * 2, keys = tile * D, a = 2 * tile * n1_pad * 2;
   return 2 * keys + w <= p.l0a_bytes && q + a <= p.l0b_bytes &&
-         2 * tile * n1_pad * 4 + 2 * kFractal * tile * 4 <= p.l0c_bytes && q + w + 3 * keys + a <= p.l1_bytes;
+         2 * tile * n1_pad * 4 + 2 * kFractal * kMaxBlockKeys * 4 <= p.l0c_bytes &&
+         q + w + 3 * keys + a <= p.l1_bytes;
 }
 
 int64_t slot_rows(const LightningIndexerTiling& t) { return t.rows_per_group; }
@@ -64,7 +67,22 @@ int64_t most_group_rows(const LightningIndexerTiling& t) {
 LiqTiling compute(const Args& a, const Dims& d, const aop_platform& p) {
   LiqTiling t{};
   static_cast<LightningIndexerTiling&>(t) = lightning_indexer::kernel_plan(geometry(a), d, p, kBudget);
-  t.fix_keys = t.tile_keys;  // each tile's stage 1 and stage 2 have L0C tiles of their own
+  if (t.block_keys > kMaxBlockKeys) {  // cube_fits's L0C budget assumed at most this
+    throw aop::Error(AOP_VALUE_ERROR, std::string(kOp) + ": key block of " + std::to_string(t.block_keys) +
+                                          " keys exceeds the AIC's L0C budget");
+  }
+  // Splits in whole key tiles, not blocks: a split's last block may be shorter, and the AICs'
+  // shares of an item's keys differ by a tile at most, not a block (decode B = 8, S2 = 8k: the
+  // busiest AIC takes 22 tiles, not 24).
+  t.split_align = t.tile_keys;
+  // Four score slots per AIC also without halves (GM workspace only): the AIC's check-free prefix
+  // is slots / 2 blocks (kernel/liq_cube.h), two where the float op's two slots would allow one.
+  t.slots = 4;  // kernel/lightning_indexer_handshake.h: kMaxSlots
+  t.workspace_per_aic = t.slots * t.slot_floats;
+  t.partials_offset = t.block_dim * t.workspace_per_aic;
+  t.workspace_floats =
+      t.partials_offset + (t.splits > 1 ? static_cast<int64_t>(t.units) * t.rows_per_group * t.k_pad * 2 : 0);
+  t.fix_keys = t.tile_keys;  // each tile's stage 1 has an L0C tile of its own, each block's stage 2 one
   t.c_buffers = 2;
   t.n1_pad = static_cast<int32_t>(round_up(d.heads_q, kFractal));
   t.wq_chunk_rows = static_cast<int32_t>(std::max<int64_t>(1, kWqChunkBytes / (t.n1_pad * 2)));

@@ -181,6 +181,8 @@ class CubeVerdict {
     }
     return ok_;
   }
+  // Whether Ok() has waited already (then it returns at once).
+  __aicore__ inline bool Known() const { return known_; }
 
  private:
   GM_ADDR workspace_ = nullptr;

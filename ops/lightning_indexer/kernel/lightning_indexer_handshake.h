@@ -20,15 +20,21 @@ constexpr uint16_t kScoresReady = 0;   // flags 0 .. 3
 constexpr uint16_t kSlotFree = 4;      // flags 4 .. 7
 constexpr uint16_t kVerdictReady = 8;  // the check phase's verdict, AIVs -> AIC (kernel/lightning_indexer_check.h)
 
-// The AIC side: Acquire before writing slot n % slots (the n-th block of this AIC), Publish after.
+// The AIC side: Acquire before writing slot n % slots (the n-th block of this AIC), Publish after,
+// in the same order. Publishes may lag the acquires (lightning_indexer_quant's AIC computes up to
+// `slots` blocks before the verdict, kernel/liq_cube.h): Free() says whether the next Acquire
+// takes a slot without waiting, which is the only case where an unpublished block may be pending
+// (a wait would be for a block not yet published).
 class CubeHandshake {
  public:
   __aicore__ inline void Init(int32_t slots) { slots_ = slots; }
   __aicore__ inline int32_t Acquire() {
-    const int32_t slot = static_cast<int32_t>(used_ % slots_);
-    if (used_ >= slots_) AscendC::CrossCoreWaitFlag(kSlotFree + slot);
+    const int32_t slot = static_cast<int32_t>(acquired_ % slots_);
+    if (acquired_ >= slots_) AscendC::CrossCoreWaitFlag(kSlotFree + slot);
+    ++acquired_;
     return slot;
   }
+  __aicore__ inline bool Free() const { return acquired_ < slots_; }
   __aicore__ inline void Publish(int32_t slot) {
     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(kScoresReady + slot);
     ++used_;
@@ -40,7 +46,8 @@ class CubeHandshake {
   }
 
  private:
-  int64_t used_ = 0;
+  int64_t used_ = 0;      // blocks published
+  int64_t acquired_ = 0;  // slots acquired (>= used_)
   int32_t slots_ = 2;
 };
 

@@ -6,7 +6,7 @@
 // chunk's copy issued first; per chunk one Mul per 64 keys over all its heads, then the heads
 // summed pairwise, float32).
 // A scorer gives the Vector: RowStride (floats of the slot per group row), Init (its UB buffers
-// and GM views), Begin (a unit's own rows), Queue (start a block row's first copy: the Vector's
+// and GM views), Begin (a unit and its own rows), Queue (start a block row's first copy: the Vector's
 // cross-block prefetch) and Score (the row's scores of the block into acc, releasing the slot after
 // its last copy when asked).
 #pragma once
@@ -51,8 +51,8 @@ class HeadSum {
     pipe.InitBuffer(w_blocks_buf_, rows * n1 * kBlockFloats * sizeof(float));
   }
 
-  // The weights of own rows [row, row + rows).
-  __aicore__ inline void Begin(int64_t row, int64_t rows) {
+  // The weights of own rows [row, row + rows) of unit x.
+  __aicore__ inline void Begin(const Item& /*x*/, int64_t row, int64_t rows) {
     LoadWeights(row * t_->heads, static_cast<uint32_t>(rows * t_->heads));
   }
 

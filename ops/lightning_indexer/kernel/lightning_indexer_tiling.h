@@ -50,6 +50,8 @@ struct LightningIndexerTiling {
                              // blocks and AIV s works on split 2p + s alone (a row per AIV, not one AIV
                              // idle); items_per_core / cores_with_extra count pairs. 0: one unit at a time
   int32_t slots;             // GM score slots per AIC: 2 (ping-pong), 4 with halves (two per AIV)
+  int32_t split_align;       // keys: every split of an item but the last covers a multiple of them
+                             // (block_keys; lightning_indexer_quant: tile_keys, for a finer balance)
   int64_t slot_floats;       // float32 elements of one GM score slot: m_pad * block_pad
   int64_t workspace_per_aic;  // float32 elements of the GM workspace per AIC: `slots` slots
   int64_t partials_offset;   // splits > 1: float32 offset of the partial top-k lists in the workspace

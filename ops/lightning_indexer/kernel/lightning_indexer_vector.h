@@ -193,7 +193,7 @@ class Vector {
 
   __aicore__ inline void BeginUnit(const Item& x, const Rows& o) {
     if (o.rows > 0 && x.extent > 0) {
-      scorer_.Begin(x.q_begin + o.mine0, o.rows);
+      scorer_.Begin(x, x.q_begin + o.mine0, o.rows);
       AscendC::Duplicate(topk_buf_.Get<float>(), -__builtin_huge_valf(), static_cast<int32_t>(o.rows * t_.k_pad * 2));
       AscendC::PipeBarrier<PIPE_V>();
     }

@@ -91,7 +91,7 @@ class Work {
   __aicore__ inline int64_t End() const { return end_; }
 
   // Unit u: split u % splits of item u / splits. Split s covers keys [s * L, (s + 1) * L) of the
-  // item's extent, L = ceil(extent / splits) rounded up to whole blocks.
+  // item's extent, L = ceil(extent / splits) rounded up to split_align keys (SplitKeys).
   __aicore__ inline Item GetUnit(int64_t u) const {
     Item x = Get(u / t_->splits);
     x.split = u % t_->splits;
@@ -116,9 +116,10 @@ class Work {
     return u;
   }
 
-  // L: the keys of every split of item x but the last.
+  // L: the keys of every split of item x but the last (a multiple of split_align: whole blocks,
+  // or whole key tiles, the split's last block then shorter).
   __aicore__ inline int64_t SplitKeys(const Item& x) const {
-    return RoundUp((x.extent + t_->splits - 1) / t_->splits, t_->block_keys);
+    return RoundUp((x.extent + t_->splits - 1) / t_->splits, t_->split_align);
   }
 
   __aicore__ inline Item Get(int64_t item) const {

@@ -7,8 +7,10 @@
 //   Per key tile (tile_keys keys of a block, one GM run): keys -(Nd2Nz, a 16-key row block per ND
 //   matrix = Zz)-> L1 -> L0A; stage 1: int8 Mmad k . q^T into int32 L0C [keys, n1_pad]; Fixpipe
 //   DEQF16 (scale 2^-10) with reluPre into L1 as NZ, which is the ZN layout of the next B;
-//   stage 2: LoadData -> L0B, float16 Mmad wq . a^T (m = 16, float32 accumulation) into L0C
-//   [16, keys]; Fixpipe row 0 -> the block's GM slot at the tile's column.
+//   stage 2: LoadData -> L0B, float16 Mmad wq . a^T (m = 16, float32 accumulation) into the
+//   tile's columns of the block's L0C [16, block_keys]; after the block's last tile one Fixpipe of
+//   row 0 -> the block's GM slot (one GM write per block: a write's latency would hold the FIX
+//   pipe's in-order completion, and so stage 1's next L1 output, once per tile).
 // The slot (one float32 row of block_pad per block) is published to the group's AIVs, which
 // multiply by the key scales, mask, sort and merge (kernel/lightning_indexer_vector.h with
 // kernel/liq_key_scale.h). Software pipelined: key tiles are loaded two ahead (three L1
@@ -17,10 +19,14 @@
 // (FIX_MTE1 / MTE1_FIX flags, ids 0 and 1). L0A key tiles and the L0C tiles of both stages are
 // double buffered. No auto-sync exists on the
 // AIC: every hand-off between its pipes is a queue event or an explicit flag.
-// Check phase: the AIC waits for its AIVs' wq rows (WqReady: written before their check phase),
-// computes its first key block while the AIVs check the inputs, and awaits the verdict
-// (CubeVerdict) before it publishes that block. Before the verdict every GM row read is kept inside
-// its tensor.
+// Check phase: the AIC loads the unit's query (its row follows from the tiling) before it reads
+// any length, waits for its AIVs' wq rows (WqReady: written before their check phase), computes
+// its first key blocks while the AIVs check the inputs (a check-free prefix: up to slots / 2
+// blocks, each in a slot of its own, so no slot is reused before it is published: 1 block with 2
+// slots, 2 with halves' 4), and awaits the verdict (CubeVerdict) before it publishes them, in
+// order. The verdict is awaited at the end of the prefix's last block: the scalar unit stops
+// there, but the key loads already issued keep MTE2 busy. Before the verdict every GM row read is
+// kept inside its tensor.
 #pragma once
 #include "kernel/liq_tiling.h"
 #include "kernel/liq_weights.h"
@@ -58,7 +64,7 @@ class LiqCube {
     pipe_.InitBuffer(k_l0_, 2, tile * d);
     pipe_.InitBuffer(a_l0_, 2, tile * np * sizeof(half));
     pipe_.InitBuffer(c1_, 2, tile * np * sizeof(int32_t));
-    pipe_.InitBuffer(c2_, 2, kFractalRows * tile * sizeof(float));
+    pipe_.InitBuffer(c2_, 2, kFractalRows * static_cast<uint32_t>(t_.block_keys) * sizeof(float));  // a block's row
     a_all_ = a_l1_.Get<half>();
     q0_ = q_l0_.Get<int8_t>();
     w0_ = w_l0_.Get<half>();
@@ -68,9 +74,14 @@ class LiqCube {
     handshake_.Init(t_.slots);
     const int64_t step = work_.Step();
     for (int64_t u = work_.Begin(); u < work_.End(); u += step) {
+      IssueQuery(u / t_.splits);  // the row follows from the tiling: its DMA before the lengths' scalar reads
       const Item x = work_.GetUnit(u);
       const Item y = step == 2 ? work_.GetUnit(u + 1) : x;
-      if (x.k1 > x.k0 && !ProcessItem(x, y, step == 2, u / t_.splits)) break;
+      if (x.k1 <= x.k0) {
+        DiscardQuery();
+      } else if (!ProcessItem(x, y, step == 2, u / t_.splits)) {
+        break;
+      }
     }
     wq_ready_.Wait();  // consumes the flag also when this AIC had no unit
     verdict_.Ok();     // and the verdict
@@ -113,7 +124,7 @@ class LiqCube {
   // item: the item is the flat query row, x.q_begin + x.r0 once the lengths are checked). False
   // when the verdict is an error (nothing of the unit was published).
   __aicore__ inline bool ProcessItem(const Item& x, const Item& y, bool pair, int64_t row) {
-    LoadQuery(row);
+    LoadQuery();
     const int64_t bx = work_.Blocks(x), by = pair ? work_.Blocks(y) : 0, handoffs = bx + by;
     Tile cur = TileAt(x, y, by, 0, 0);
     // The key loads run kKeysAhead tiles ahead of stage 1 (`issue`: the next tile to load).
@@ -122,10 +133,13 @@ class LiqCube {
     for (int32_t i = 0; i < kKeysAhead; ++i) IssueNext(x, y, by, handoffs);
     Tile next = cur;
     bool more = Next(x, y, by, handoffs, next);
+    // wq's DMA before the third key tile's (it would queue behind it; stage 1 of the first tile
+    // waits for that tile's keys anyway), its move to L0A after stage 1's (MTE1 is in order)
+    wq_ready_.Wait();
+    IssueWeights(row);
     Stage1(cur);
     IssueNext(x, y, by, handoffs);
-    wq_ready_.Wait();
-    LoadWeights(row);
+    LoadWeights();
     int32_t slot = 0;
     while (true) {
       Tile after = next;
@@ -137,15 +151,23 @@ class LiqCube {
       if (cur.off == 0) slot = handshake_.Acquire();
       Stage2(cur, slot);
       if (cur.off + cur.n >= cur.nb) {
-        if (!verdict_.Ok()) {  // nothing published: unwind the pipeline (tile `next`, the loaded keys)
+        // Before the verdict the block stays unpublished while the next block of the unit can
+        // take a free slot (the check-free prefix: up to `slots` blocks); then the verdict, then
+        // every pending block in order.
+        pending_[pending_count_++] = slot;
+        if (!verdict_.Known() && more && handshake_.Free() && pending_count_ < t_.slots / 2) {
+          // the verdict later: the next block computes meanwhile
+        } else if (!verdict_.Ok()) {  // nothing published: unwind the pipeline (tile `next`, the loaded keys)
           if (more) AscendC::WaitFlag<AscendC::HardEvent::FIX_MTE1>(static_cast<int32_t>((tiles_ - 1) % 2));
           for (; keys_loading_ > 0; --keys_loading_) {
             LocalTensor<int8_t> issued = k_l1_.DeQue<int8_t>();
             k_l1_.FreeTensor(issued);
           }
           return false;
+        } else {
+          for (int32_t i = 0; i < pending_count_; ++i) handshake_.Publish(pending_[i]);
+          pending_count_ = 0;
         }
-        handshake_.Publish(slot);
       }
       if (!more) break;
       cur = next;
@@ -157,7 +179,7 @@ class LiqCube {
 
   // q [N1, D] of the row -> L1 NZ of n1_pad rows (rows past N1 copies of the first ones, so every
   // column of stage 1 is finite) -> L0B (q_l0_), for the unit.
-  __aicore__ inline void LoadQuery(int64_t row) {
+  __aicore__ inline void IssueQuery(int64_t row) {
     const uint16_t d = static_cast<uint16_t>(t_.head_dim), n1 = static_cast<uint16_t>(t_.heads);
     const uint16_t np = static_cast<uint16_t>(n1_pad_);
     LocalTensor<int8_t> q1 = q_l1_.AllocTensor<int8_t>();
@@ -169,7 +191,18 @@ class LiqCube {
       filled += c;
     }
     q_l1_.EnQue(q1);
-    q1 = q_l1_.DeQue<int8_t>();
+  }
+
+  // A unit without keys: its issued query is not used.
+  __aicore__ inline void DiscardQuery() {
+    LocalTensor<int8_t> q1 = q_l1_.DeQue<int8_t>();
+    q_l1_.FreeTensor(q1);
+  }
+
+  // The issued query -> L0B (q_l0_), for the unit.
+  __aicore__ inline void LoadQuery() {
+    const uint16_t d = static_cast<uint16_t>(t_.head_dim), np = static_cast<uint16_t>(n1_pad_);
+    LocalTensor<int8_t> q1 = q_l1_.DeQue<int8_t>();
     if (units_++ > 0) Sync<AscendC::HardEvent::M_MTE1>();  // the last unit's Mmads have read q^T and wq
     AscendC::LoadData2DParams ld;  // NZ of q [n1_pad, D] = ZN of q^T, in order
     ld.startIndex = 0;
@@ -185,15 +218,20 @@ class LiqCube {
   }
 
   // wq [N1] of the row as all 16 rows of A [16, n1_pad] (columns past N1 zero: Nd2Nz fills a
-  // partial 32-byte block with zeros) -> L0A (w_l0_), for the unit.
-  __aicore__ inline void LoadWeights(int64_t row) {
-    const uint16_t n1 = static_cast<uint16_t>(t_.heads), np = static_cast<uint16_t>(n1_pad_);
+  // partial 32-byte block with zeros) -> L1.
+  __aicore__ inline void IssueWeights(int64_t row) {
+    const uint16_t n1 = static_cast<uint16_t>(t_.heads);
     LocalTensor<half> w1 = w_l1_.AllocTensor<half>();
     // 16 ND matrices of one row, all the same GM row (stride 0), row i of the NZ at i * 16 elements
     AscendC::DataCopy(w1, wq_[(row - wq_row0_) * t_.heads],
                       AscendC::Nd2NzParams(kFractalRows, 1, n1, 0, n1, kFractalRows, 1, kFractalRows));
     w_l1_.EnQue(w1);
-    w1 = w_l1_.DeQue<half>();
+  }
+
+  // The issued wq -> L0A (w_l0_), for the unit's stage 2.
+  __aicore__ inline void LoadWeights() {
+    const uint16_t np = static_cast<uint16_t>(n1_pad_);
+    LocalTensor<half> w1 = w_l1_.DeQue<half>();
     AscendC::LoadData2DParams ld;  // one 16-row block: its NZ fractals are the Zz ones
     ld.startIndex = 0;
     ld.repeatTimes = static_cast<uint8_t>(np / kFractalRows);
@@ -330,22 +368,24 @@ class LiqCube {
     mte1_pending_[b] = true;
     a_l0_.EnQue(a0);
     a0 = a_l0_.DeQue<half>();
-    LocalTensor<float> c2 = c2_.AllocTensor<float>();
+    if (p.off == 0) c2_block_ = c2_.AllocTensor<float>();
     AscendC::MmadParams mp;
     mp.m = kFractalRows;
     mp.n = static_cast<uint16_t>(n_pad);
     mp.k = static_cast<uint16_t>(n1_pad_);
-    AscendC::Mmad(c2, w0_, a0, mp);
+    // the tile's columns of the block's [16, block_keys] NZ: fractal off / 16 (16 x 16 floats each)
+    AscendC::Mmad(c2_block_[static_cast<uint32_t>(p.off * kFractalRows)], w0_, a0, mp);
     a_l0_.FreeTensor(a0);
-    c2_.EnQue(c2);
-    c2 = c2_.DeQue<float>();
+    if (p.off + p.n < p.nb) return;  // the block's row goes out once, after its last tile
+    c2_.EnQue(c2_block_);
+    LocalTensor<float> c2 = c2_.DeQue<float>();
     AscendC::FixpipeParamsV220 fp;
-    fp.nSize = static_cast<uint16_t>(p.n);
+    fp.nSize = static_cast<uint16_t>(p.nb);
     fp.mSize = 1;
     fp.srcStride = kFractalRows;
     fp.dstStride = static_cast<uint32_t>(t_.block_pad);
     fp.reluEn = false;
-    AscendC::Fixpipe(slots_[static_cast<uint64_t>(slot) * t_.slot_floats + p.off], c2, fp);
+    AscendC::Fixpipe(slots_[static_cast<uint64_t>(slot) * t_.slot_floats], c2, fp);
     c2_.FreeTensor(c2);
   }
 
@@ -364,6 +404,7 @@ class LiqCube {
   AscendC::TQue<AscendC::TPosition::B2, 2> a_l0_;
   AscendC::TQue<AscendC::TPosition::CO1, 2> c1_, c2_;
   LocalTensor<half> a_all_;
+  LocalTensor<float> c2_block_;  // stage 2's output of the current block (c2_), its tiles' columns
   LocalTensor<int8_t> q0_;  // the unit's q^T (B of stage 1), in q_l0_
   LocalTensor<half> w0_;    // the unit's wq rows (A of stage 2), in w_l0_
   GlobalTensor<int8_t> query_, key_;
@@ -386,6 +427,8 @@ class LiqCube {
   int64_t tiles_ = 0;   // stage 1 runs (every unit): which L1 buffer is next
   int64_t stage2_ = 0;  // stage 2 runs
   bool mte1_pending_[2] = {false, false};
+  int32_t pending_[kMaxSlots] = {0, 0, 0, 0};  // slots of computed blocks not yet published (before the verdict)
+  int32_t pending_count_ = 0;
 };
 
 }  // namespace lightning_indexer

@@ -35,7 +35,13 @@ class KeyScale {
     AscendC::PipeBarrier<PIPE_MTE2>();
   }
 
-  __aicore__ inline void Begin(int64_t /*row*/, int64_t /*rows*/) {}
+  // Unit x's first block-table entry, read now (after the verdict, while the AIV waits for the
+  // unit's first block): the scalar read's data-cache miss is not paid after the hand-off.
+  __aicore__ inline void Begin(const Item& x, int64_t /*row*/, int64_t /*rows*/) {
+    if (t_->layout_key != 2 || x.k1 <= x.k0) return;
+    cached_entry_ = x.batch * t_->max_blocks + x.k0 / t_->block_size;
+    cached_block_ = table_.Get(cached_entry_);
+  }
 
   __aicore__ inline void Queue(const BlockRow& b) {
     LocalTensor<float> s = row_q_.AllocTensor<float>();
@@ -78,7 +84,8 @@ class KeyScale {
     }
     for (int64_t j = j0; j < j0 + n;) {  // PA_BSND: a run per cache block
       const int64_t in_block = j % t.block_size, len = Min(t.block_size - in_block, j0 + n - j);
-      const int64_t block = table_.Get(x.batch * t.max_blocks + j / t.block_size);
+      const int64_t entry = x.batch * t.max_blocks + j / t.block_size;
+      const int64_t block = entry == cached_entry_ ? cached_block_ : table_.Get(entry);
       const AscendC::DataCopyExtParams p{1, static_cast<uint32_t>(len * sizeof(half)), 0, 0, 0};
       AscendC::DataCopyPad(dst[static_cast<uint32_t>(j - j0)], ks_[block * t.block_size + in_block], p, none);
       j += len;
@@ -93,6 +100,8 @@ class KeyScale {
   GlobalTensor<float> slots_;
   GlobalTensor<half> ks_;
   IndexTensor table_;
+  int64_t cached_entry_ = -1;  // a block-table entry read ahead (Begin) and its block id
+  int64_t cached_block_ = 0;
 };
 
 }  // namespace lightning_indexer

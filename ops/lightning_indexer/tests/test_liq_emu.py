@@ -102,6 +102,8 @@ def test_split_keys_are_merged(shape, halves):
     args = make16(shape, "BSND", "PA_BSND", seed=4)
     tiling = core.kernel_tiling(**args, sparse_mode=3, soc=B2)
     assert tiling["splits"] > 1 and tiling["halves"] == halves, tiling
+    # splits in whole key tiles: decode-B4's end inside a block (ceil(8192 / 6) -> 1408 keys)
+    assert tiling["split_align"] == tiling["tile_keys"] < tiling["block_keys"], tiling
     idx, val, _ = run_emu(args, 3)
     assert_npu_exact(idx, val, args, 3, shape.k)
     assert_topk(idx, val, reference_rows(args, 3), shape.k, rtol=FP16_RTOL)

@@ -21,7 +21,21 @@ D = 128
 SHAPES = [
     Shape((1, 1), (3000, 700), 64, D, 256, block_size=128, name="decode-split"),
     Shape((6, 3), (90, 45), 8, D, 32, block_size=16, name="prefill"),
+    # halves, 3 blocks per split (batch 1's splits end inside a block): each AIC computes two
+    # blocks before the verdict (kernel/liq_cube.h's check-free prefix) and publishes neither
+    Shape((1, 1, 1), (9000, 8000, 7000), 16, D, 256, block_size=128, name="decode-prefix"),
 ]
+
+
+def test_prefix_shape_has_blocks_pending_at_the_verdict():
+    args = make(SHAPES[2], "BSND", "PA_BSND", weights_dtype="float16", scale_dtype="float16", seed=7)
+    t = core.kernel_tiling(**args, sparse_mode=3, soc="Ascend910B2")
+    split_keys = -(-9000 // t["splits"])
+    assert t["halves"] == 1 and t["slots"] == 4 and split_keys > t["block_keys"], t
+    # without halves too: four slots, a prefix of two blocks (the float op has two slots there)
+    args = make(SHAPES[0], "BSND", "PA_BSND", weights_dtype="float16", scale_dtype="float16", seed=7)
+    t = core.kernel_tiling(**args, sparse_mode=3, soc="Ascend910B2")
+    assert t["halves"] == 0 and t["splits"] > 1 and t["slots"] == 4, t
 
 
 def poke(name, index, value):
