@@ -30,6 +30,10 @@ __aicore__ inline void Run(GM_ADDR query, GM_ADDR key, GM_ADDR value, GM_ADDR sp
                            GM_ADDR lengths_q, GM_ADDR lengths_kv, GM_ADDR query_rope, GM_ADDR key_rope,
                            GM_ADDR attention_out, GM_ADDR softmax_max, GM_ADDR softmax_sum, GM_ADDR workspace,
                            GM_ADDR error_record, const SparseFlashAttentionTiling& tiling) {
+  if ASCEND_IS_AIC {
+    // the data-cache lines of its first tile's walk, read while the AIVs check (nothing written)
+    sparse_flash_attention::WarmFirstTile(tiling, lengths_q, lengths_kv, sparse_indices, block_table);
+  }
   {
     sparse_flash_attention::DataCheck check;
     if (!check.Run(lengths_q, lengths_kv, block_table, sparse_indices, workspace, error_record, tiling)) return;

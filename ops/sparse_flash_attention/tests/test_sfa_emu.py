@@ -168,3 +168,24 @@ def test_tiling_fits_the_platform():
     assert t["splits"] == 2048 // t["tile_keys"] == t["block_dim"]  # one row: a tile per AIC
     prefill = make(npu_shape((48,), (5000,), 16, 512, block_size=128), "BSND", "PA_BSND", "bfloat16")
     assert core.kernel_tiling(**prefill, sparse_mode=3)["splits"] == 1  # 48 rows: 2 per AIC
+
+
+def test_aic_warms_its_first_walk_during_the_check_phase(tmp_path, monkeypatch):
+    """While the AIVs check the inputs, every AIC with work reads (scalar GM loads, nothing
+    written) one entry per data-cache line of its first tile's indices and block-table entries
+    (kernel/sparse_flash_attention_gather.h, WarmFirstTile): in the emulator's trace those loads
+    start before the AIC's verdict wait ends, and the outputs are still the reference's."""
+    import csv
+
+    trace = tmp_path / "trace.csv"
+    monkeypatch.setenv("ASCENDC_CPU_TRACE", str(trace))
+    args = make(npu_shape((1, 1), (3000, 2000), 16, 512, block_size=128), "BSND", "PA_BSND", "bfloat16", seed=4)
+    outs, report = run_emu(args, 3, True, "in_order", B2)
+    assert_matches(outs, args, "bfloat16", 3)
+    rows = list(csv.DictReader(trace.open()))
+    for group in range(report["block_dim"]):
+        aic = [r for r in rows if r["type"] == "AIC" and int(r["group"]) == group]
+        verdict = max(float(r["done_us"]) for r in aic
+                      if r["api"] == "CrossCoreWaitFlag" and r["file"].endswith("check_slots.h"))
+        warm = [r for r in aic if r["api"] == "GlobalTensor::GetValue" and r["file"].endswith("_gather.h")]
+        assert warm and all(float(r["start_us"]) < verdict for r in warm), group
