@@ -199,20 +199,25 @@ class Cube {
     a_l0_.EnQue(a);
     a = a_l0_.template DeQue<T>();
     for (int64_t n0 = 0; n0 < t_.head_dim; n0 += nc) {
-      // V [keys, columns n0 .. n0 + nc): per key block, its nc / 16 fractals (one per column
-      // block, key_blocks apart in L1), each transposed: the Zn layout of V itself.
+      // V [keys, columns n0 .. n0 + nc): fractal (key block kb, column block cb) of the L1 tile
+      // (NZ: cb * key_blocks + kb), transposed, goes to fractal kb * col_blocks + cb of L0B: the
+      // Zn layout of V itself. One LoadData per column block (its key_blocks fractals are
+      // consecutive in L1; dstGap spreads them col_blocks apart) or per key block (its
+      // col_blocks fractals key_blocks apart in L1, consecutive in L0B), whichever needs fewer
+      // instructions: each LoadData costs its issue and start on MTE1.
       LocalTensor<T> b = b_l0_.template AllocTensor<T>();
-      const int64_t col_block = (t_.value_col + n0) / kFractal;
-      for (int64_t kb = 0; kb < key_blocks; ++kb) {
+      const int64_t col_block = (t_.value_col + n0) / kFractal, col_blocks = nc / kFractal;
+      const bool by_column = col_blocks < key_blocks;
+      for (int64_t i = 0; i < (by_column ? col_blocks : key_blocks); ++i) {
         AscendC::LoadData2DParams ld;
-        ld.startIndex = static_cast<uint16_t>(col_block * key_blocks + kb);
-        ld.repeatTimes = static_cast<uint8_t>(nc / kFractal);
-        ld.srcStride = static_cast<uint16_t>(key_blocks);
+        ld.startIndex = static_cast<uint16_t>(by_column ? (col_block + i) * key_blocks : col_block * key_blocks + i);
+        ld.repeatTimes = static_cast<uint8_t>(by_column ? key_blocks : col_blocks);
+        ld.srcStride = static_cast<uint16_t>(by_column ? 1 : key_blocks);
         ld.sid = 0;
-        ld.dstGap = 0;
+        ld.dstGap = static_cast<uint16_t>(by_column ? col_blocks - 1 : 0);
         ld.ifTranspose = true;
         ld.addrMode = 0;
-        AscendC::LoadData(b[static_cast<uint32_t>(kb * nc * kFractal)], kv, ld);
+        AscendC::LoadData(b[static_cast<uint32_t>(by_column ? i * kFractal * kFractal : i * nc * kFractal)], kv, ld);
       }
       b_l0_.EnQue(b);
       b = b_l0_.template DeQue<T>();

@@ -143,6 +143,16 @@ def test_value_is_key_reads_each_latent_row_once():
         assert latent_dmas == (2 if separate else 1) * rows
         # Q.K^T over D + Dr columns and P.V over D columns of every gathered row, for N1 heads
         assert report["totals"]["cube_macs"] == rows * shape.n1 * (D + DR + D)
+        # L1 -> L0 LoadDatas per tile: per Q.K^T column chunk one per q row block and one for K;
+        # one per P row block; V's transposed fractals one LoadData per column block or per key
+        # block of each P.V output chunk, whichever is fewer (value is key: more key blocks than
+        # column blocks per chunk, one per column block; the separate value's narrower tile: one
+        # per key block)
+        kt, kc, nc = tiling["tile_keys"], tiling["k_chunk"], tiling["n_chunk"]
+        q_blocks, chunks = tiling["m_pad"] // 16, -(-(D + DR) // kc)
+        per_tile = chunks * (q_blocks + 1) + q_blocks + D // nc * min(nc // 16, kt // 16)
+        assert (nc // 16 < kt // 16) == (not separate)
+        assert report["totals"]["local_to_local"]["transfers"] == rows // kt * per_tile
 
 
 def test_tiling_fits_the_platform():
