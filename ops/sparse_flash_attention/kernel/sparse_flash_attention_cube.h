@@ -49,15 +49,29 @@ class Cube {
     pipe_.InitBuffer(c_l0_, 2, mp * (kt > nc ? kt : nc) * sizeof(float));
   }
 
-  __aicore__ inline void Process() {
+  // Before the group's verdict (the AIVs' check phase): the q tile of the first unit's row into
+  // L1 (its row number comes from the work split alone: an in-bounds read whatever the data) and
+  // the data-cache lines of its first tile's walk (WarmFirstTile). Nothing is written to GM.
+  __aicore__ inline void Warm(GM_ADDR lengths_q, GM_ADDR lengths_kv, GM_ADDR sparse_indices, GM_ADDR block_table) {
+    if (rows_.Begin() < rows_.End()) {
+      const int64_t q = rows_.Begin() / t_.splits;
+      LoadQuery(q);
+      preloaded_ = q;
+    }
+    WarmFirstTile(t_, lengths_q, lengths_kv, sparse_indices, block_table);
+  }
+
+  // ok: the verdict (false: nothing is computed, the preloaded q tile is released).
+  __aicore__ inline void Process(bool ok) {
     int64_t tile = 0;  // the group's tiles so far: the hand-off slots
-    for (int64_t u = rows_.Begin(); u < rows_.End(); ++u) {
+    for (int64_t u = rows_.Begin(); ok && u < rows_.End(); ++u) {
       const Row x = rows_.GetUnit(u);
       if (x.e1 <= x.e0) continue;
       gather_.Start(x);
       if (!gather_.More()) continue;  // no position in the window: the AIVs zero the row
       ProcessRow(x, tile);
     }
+    DropQuery();
   }
 
  private:
@@ -67,16 +81,33 @@ class Cube {
     return static_cast<uint16_t>(t_.heads == 1 ? t_.m_pad : t_.heads);
   }
 
-  __aicore__ inline void ProcessRow(const Row& x, int64_t& tile) {
+  // The q tile [m_pad, D | Dr] of flat row q into L1 (queued in q_l1_).
+  __aicore__ inline void LoadQuery(int64_t q) {
     const int64_t m = t_.heads, d = t_.head_dim, dr = t_.rope_dim;
     LocalTensor<T> q_l1 = q_l1_.template AllocTensor<T>();
-    LoadNz(q_l1, query_[static_cast<uint64_t>(x.q * m * d)], m, d, t_.m_pad);
+    LoadNz(q_l1, query_[static_cast<uint64_t>(q * m * d)], m, d, t_.m_pad);
     if (dr > 0) {
-      LoadNz(q_l1[static_cast<uint32_t>(d * t_.m_pad)], query_rope_[static_cast<uint64_t>(x.q * m * dr)], m, dr,
+      LoadNz(q_l1[static_cast<uint32_t>(d * t_.m_pad)], query_rope_[static_cast<uint64_t>(q * m * dr)], m, dr,
              t_.m_pad);
     }
     q_l1_.EnQue(q_l1);
-    q_l1 = q_l1_.template DeQue<T>();
+  }
+
+  // Releases the preloaded q tile if no row used it.
+  __aicore__ inline void DropQuery() {
+    if (preloaded_ < 0) return;
+    LocalTensor<T> q_l1 = q_l1_.template DeQue<T>();
+    q_l1_.FreeTensor(q_l1);
+    preloaded_ = -1;
+  }
+
+  __aicore__ inline void ProcessRow(const Row& x, int64_t& tile) {
+    if (preloaded_ != x.q) {
+      DropQuery();
+      LoadQuery(x.q);
+    }
+    preloaded_ = -1;
+    LocalTensor<T> q_l1 = q_l1_.template DeQue<T>();
 
     GatherTile();
     LocalTensor<T> prev;
@@ -258,6 +289,7 @@ class Cube {
   Rows rows_;
   Gather<T> gather_;
   SparseFlashAttentionTiling t_;
+  int64_t preloaded_ = -1;  // the row whose q tile Warm queued in q_l1_ and no row has taken yet
 };
 
 }  // namespace sparse_flash_attention

@@ -31,20 +31,19 @@ __aicore__ inline void Run(GM_ADDR query, GM_ADDR key, GM_ADDR value, GM_ADDR sp
                            GM_ADDR attention_out, GM_ADDR softmax_max, GM_ADDR softmax_sum, GM_ADDR workspace,
                            GM_ADDR error_record, const SparseFlashAttentionTiling& tiling) {
   if ASCEND_IS_AIC {
-    // the data-cache lines of its first tile's walk, read while the AIVs check (nothing written)
-    sparse_flash_attention::WarmFirstTile(tiling, lengths_q, lengths_kv, sparse_indices, block_table);
-  }
-  {
-    sparse_flash_attention::DataCheck check;
-    if (!check.Run(lengths_q, lengths_kv, block_table, sparse_indices, workspace, error_record, tiling)) return;
-  }
-  if ASCEND_IS_AIC {
     sparse_flash_attention::Cube<T> cube;
     cube.Init(query, query_rope, key, key_rope, value, sparse_indices, block_table, lengths_q, lengths_kv,
               workspace, tiling);
-    cube.Process();
+    // while the AIVs check: its first q tile into L1, its first walk's data-cache lines (reads only)
+    cube.Warm(lengths_q, lengths_kv, sparse_indices, block_table);
+    sparse_flash_attention::DataCheck check;
+    cube.Process(check.Run(lengths_q, lengths_kv, block_table, sparse_indices, workspace, error_record, tiling));
   }
   if ASCEND_IS_AIV {
+    {
+      sparse_flash_attention::DataCheck check;
+      if (!check.Run(lengths_q, lengths_kv, block_table, sparse_indices, workspace, error_record, tiling)) return;
+    }
     {
       sparse_flash_attention::Vector<T> vec;
       vec.Init(sparse_indices, lengths_q, lengths_kv, attention_out, softmax_max, softmax_sum, workspace, tiling);

@@ -181,10 +181,11 @@ def test_tiling_fits_the_platform():
 
 
 def test_aic_warms_its_first_walk_during_the_check_phase(tmp_path, monkeypatch):
-    """While the AIVs check the inputs, every AIC with work reads (scalar GM loads, nothing
-    written) one entry per data-cache line of its first tile's indices and block-table entries
-    (kernel/sparse_flash_attention_gather.h, WarmFirstTile): in the emulator's trace those loads
-    start before the AIC's verdict wait ends, and the outputs are still the reference's."""
+    """While the AIVs check the inputs, every AIC with work loads its first row's q tile into L1
+    and reads (scalar GM loads, nothing written) one entry per data-cache line of its first
+    tile's indices and block-table entries (kernel/sparse_flash_attention_cube.h, Warm; _gather.h,
+    WarmFirstTile): in the emulator's trace both start before the AIC's verdict wait ends, and
+    the outputs are still the reference's."""
     import csv
 
     trace = tmp_path / "trace.csv"
@@ -199,3 +200,6 @@ def test_aic_warms_its_first_walk_during_the_check_phase(tmp_path, monkeypatch):
                       if r["api"] == "CrossCoreWaitFlag" and r["file"].endswith("check_slots.h"))
         warm = [r for r in aic if r["api"] == "GlobalTensor::GetValue" and r["file"].endswith("_gather.h")]
         assert warm and all(float(r["start_us"]) < verdict for r in warm), group
+        # and its first q tile is on its way into L1 (the query's Nd2Nz copies)
+        q_tile = [r for r in aic if r["api"] == "DataCopy(Nd2Nz)" and r["file"].endswith("_cube.h")]
+        assert float(q_tile[0]["start_us"]) < verdict, group
