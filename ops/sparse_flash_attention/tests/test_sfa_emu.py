@@ -203,3 +203,27 @@ def test_aic_warms_its_first_walk_during_the_check_phase(tmp_path, monkeypatch):
         # and its first q tile is on its way into L1 (the query's Nd2Nz copies)
         q_tile = [r for r in aic if r["api"] == "DataCopy(Nd2Nz)" and r["file"].endswith("_cube.h")]
         assert float(q_tile[0]["start_us"]) < verdict, group
+
+
+def test_softmax_reduces_the_next_chunk_while_the_scalar_unit_works(tmp_path, monkeypatch):
+    """The AIV's softmax is software-pipelined over its head chunks: the tile maxima of chunk
+    k + 1 (its ReduceMaxes) are issued before the scalar unit turns chunk k's maxima into m',
+    so in the trace the first ReduceMax of the second chunk starts before the first ReduceSum of
+    the first chunk (without the pipelining every ReduceSum of chunk k precedes chunk k + 1)."""
+    import csv
+
+    trace = tmp_path / "trace.csv"
+    monkeypatch.setenv("ASCENDC_CPU_TRACE", str(trace))
+    args = make(npu_shape((1,), (300,), 128, 64, block_size=64), "BSND", "PA_BSND", "bfloat16", seed=6)
+    tiling = core.kernel_tiling(**args, sparse_mode=3)
+    sh = tiling["softmax_heads"]
+    assert tiling["heads_per_aiv"] >= 2 * sh  # at least two chunks per AIV
+    outs, _ = run_emu(args, 3, True, "in_order", B2)
+    assert_matches(outs, args, "bfloat16", 3)
+    rows = list(csv.DictReader(trace.open()))
+    for sub in ("0", "1"):
+        aiv = sorted((r for r in rows if r["type"] == "AIV" and r["group"] == "0" and r["sub"] == sub),
+                     key=lambda r: float(r["start_us"]))
+        maxes = [float(r["start_us"]) for r in aiv if r["api"] == "ReduceMax" and r["file"].endswith("_vector.h")]
+        sums = [float(r["start_us"]) for r in aiv if r["api"] == "ReduceSum" and r["file"].endswith("_vector.h")]
+        assert maxes[sh] < sums[0], sub
