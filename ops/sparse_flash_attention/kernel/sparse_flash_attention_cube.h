@@ -7,8 +7,9 @@
 //   O_t = P.V      once the AIVs published P (input dtype) in the P slot: GM -(Nd2Nz)-> L1 ->
 //                  L0A; V = the tile's latent (or value) columns, L1 -(LoadData, transposed
 //                  fractals)-> L0B, n_chunk output columns per Mmad / Fixpipe into the O slot.
-// Tiles are double buffered in L1 (gather of tile t + 1 after the P.V of tile t - 1); Q.K^T of
-// tile t runs while the AIVs still work on tile t - 1. m is padded to 16 (pad rows copy real ones):
+// Before the verdict (Warm) the first row's q tile is loaded and the first walk's data-cache
+// lines read, reads only. Tiles are double buffered in L1 (gather of tile t + 1 after the P.V of
+// tile t - 1); Q.K^T of tile t runs while the AIVs still work on tile t - 1. m is padded to 16 (pad rows copy real ones):
 // m = 1 would be GEMV on the cube. No auto-sync exists on the AIC: every hand-off between its
 // pipes is a queue event (A1/B1 MTE2->MTE1, A2/B2 MTE1->M, CO1 M->FIX and back on free).
 #pragma once
@@ -64,13 +65,8 @@ class Cube {
   // ok: the verdict (false: nothing is computed, the preloaded q tile is released).
   __aicore__ inline void Process(bool ok) {
     int64_t tile = 0;  // the group's tiles so far: the hand-off slots
-    for (int64_t u = rows_.Begin(); ok && u < rows_.End(); ++u) {
-      const Row x = rows_.GetUnit(u);
-      if (x.e1 <= x.e0) continue;
-      gather_.Start(x);
-      if (!gather_.More()) continue;  // no position in the window: the AIVs zero the row
-      ProcessRow(x, tile);
-    }
+    Row x{};
+    for (int64_t u = ok ? NextUnit(rows_.Begin(), x) : rows_.End(); u < rows_.End();) u = ProcessRow(x, tile, u);
     DropQuery();
   }
 
@@ -101,7 +97,23 @@ class Cube {
     preloaded_ = -1;
   }
 
-  __aicore__ inline void ProcessRow(const Row& x, int64_t& tile) {
+  // The first unit from `u` on with a position in the window (its gather started: x), or
+  // rows_.End(). Units without one are skipped: their AIVs zero the row or leave an empty partial.
+  __aicore__ inline int64_t NextUnit(int64_t u, Row& x) {
+    for (; u < rows_.End(); ++u) {
+      x = rows_.GetUnit(u);
+      if (x.e1 <= x.e0) continue;
+      gather_.Start(x);
+      if (gather_.More()) return u;
+    }
+    return rows_.End();
+  }
+
+  // Unit u (x, its gather started); returns the next unit with positions (x becomes it) or
+  // rows_.End(). After its last Q.K^T the unit needs neither its q tile nor a second kv buffer:
+  // the next unit's q tile and first kv tile are loaded before its last P.V waits for P, so they
+  // stream while the AIVs finish this unit (no drain of the pipeline between units).
+  __aicore__ inline int64_t ProcessRow(Row& x, int64_t& tile, int64_t u) {
     if (preloaded_ != x.q) {
       DropQuery();
       LoadQuery(x.q);
@@ -109,7 +121,8 @@ class Cube {
     preloaded_ = -1;
     LocalTensor<T> q_l1 = q_l1_.template DeQue<T>();
 
-    GatherTile();
+    if (!gathered_) GatherTile();
+    gathered_ = false;
     LocalTensor<T> prev;
     for (int64_t t = 0;; ++t) {
       LocalTensor<T> cur = kv_l1_.template DeQue<T>();
@@ -120,16 +133,24 @@ class Cube {
       }
       prev = cur;
       if (!gather_.More()) {
+        q_l1_.FreeTensor(q_l1);
         // A split row's unit of one tile: its P.V is the unit's partial acc itself (alpha = 0
         // on a row's first tile), written straight into the partials (the AIVs skip its copy)
-        ValueTile(prev, tile + t, t == 0 && t_.splits > 1 ? x.unit : -1);
+        const int64_t direct = t == 0 && t_.splits > 1 ? x.unit : -1;
+        const int64_t next = NextUnit(u + 1, x);
+        if (next < rows_.End()) {
+          LoadQuery(x.q);
+          preloaded_ = x.q;
+          GatherTile();
+          gathered_ = true;
+        }
+        ValueTile(prev, tile + t, direct);
         kv_l1_.FreeTensor(prev);
         tile += t + 1;
-        break;
+        return next;
       }
       GatherTile();
     }
-    q_l1_.FreeTensor(q_l1);
   }
 
   __aicore__ inline void GatherTile() {
@@ -289,7 +310,8 @@ class Cube {
   Rows rows_;
   Gather<T> gather_;
   SparseFlashAttentionTiling t_;
-  int64_t preloaded_ = -1;  // the row whose q tile Warm queued in q_l1_ and no row has taken yet
+  int64_t preloaded_ = -1;  // the row whose q tile is queued in q_l1_ and no row has taken yet
+  bool gathered_ = false;   // the next unit's first kv tile is queued in kv_l1_
 };
 
 }  // namespace sparse_flash_attention

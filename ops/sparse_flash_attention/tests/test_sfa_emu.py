@@ -227,3 +227,25 @@ def test_softmax_reduces_the_next_chunk_while_the_scalar_unit_works(tmp_path, mo
         maxes = [float(r["start_us"]) for r in aiv if r["api"] == "ReduceMax" and r["file"].endswith("_vector.h")]
         sums = [float(r["start_us"]) for r in aiv if r["api"] == "ReduceSum" and r["file"].endswith("_vector.h")]
         assert maxes[sh] < sums[0], sub
+
+
+def test_aic_prepares_the_next_unit_before_the_last_p_v(tmp_path, monkeypatch):
+    """An AIC with several units loads the next unit's q tile and gathers its first tile after
+    the current unit's last Q.K^T, before its last P.V waits for P (no drain of the cube /
+    vector pipeline between units): in the trace all of the AIC's reads of the row geometry and
+    the indices (the walk of both units) precede the end of its first wait for P."""
+    import csv
+
+    trace = tmp_path / "trace.csv"
+    monkeypatch.setenv("ASCENDC_CPU_TRACE", str(trace))
+    args = make(npu_shape((30,), (100,), 16, 32, block_size=16), "BSND", "PA_BSND", "bfloat16", seed=7)
+    tiling = core.kernel_tiling(**args, sparse_mode=3)
+    assert (tiling["splits"], tiling["units_per_core"], tiling["cores_with_extra"]) == (1, 1, 6)
+    outs, _ = run_emu(args, 3, True, "in_order", B2)
+    assert_matches(outs, args, "bfloat16", 3)
+    aic = sorted((r for r in csv.DictReader(trace.open()) if r["type"] == "AIC" and r["group"] == "0"),
+                 key=lambda r: float(r["start_us"]))
+    waits = [float(r["done_us"]) for r in aic if r["api"] == "CrossCoreWaitFlag" and r["file"].endswith("_cube.h")]
+    walk = [float(r["start_us"]) for r in aic if r["api"] == "GlobalTensor::GetValue" and r["file"].endswith("_rows.h")]
+    assert len(waits) == 2  # two units of one tile: one wait for P each
+    assert max(walk) < waits[0]
