@@ -11,7 +11,8 @@
 // per kind (kernel/sparse_flash_attention_handshake.h). The [rows, N1, K] logits never exist in
 // GM: a tile of tile_keys positions at a time. All or nothing: first the AIVs check lengths,
 // block ids and indices and meet at a SyncAll of the AIVs, then hand the verdict to their AIC
-// (kernel/sparse_flash_attention_check.h); on an error nothing is computed or written and AIV 0
+// (kernel/sparse_flash_attention_check.h; meanwhile the AIC only reads: its first q tile into L1,
+// its first walk's index lines); on an error nothing is computed or written and AIV 0
 // records the first error in the error record. Compiles with CANN's compiler on NPU (each core
 // type's build drops the other side behind ASCEND_IS_AIC / ASCEND_IS_AIV) and with g++ against
 // the emulator.

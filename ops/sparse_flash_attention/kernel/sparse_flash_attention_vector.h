@@ -5,7 +5,8 @@
 // Per tile (the AIC's hand-offs, kernel/sparse_flash_attention_handshake.h):
 //   softmax    S (float32, GM slot) * scale; per head the tile max -> m' = max(m, max), alpha =
 //              exp(m - m'); e = exp(s - m') (0 on the tile's padding); l = l * alpha + sum(e);
-//              P = e rounded to the input dtype -> GM P slot;
+//              P = e rounded to the input dtype -> GM P slot (software-pipelined over head
+//              chunks: the next chunk's max while the scalar unit does this chunk's statistics);
 //   accumulate after the AIC's P.V of the tile: acc = acc * alpha + O_t.
 // At the row's end: out = acc / l rounded to the input dtype once; softmax_max = m,
 // softmax_sum = l. A split row (splits > 1) leaves acc, m and l of its split in GM instead, for
