@@ -299,7 +299,7 @@ class Vector {
       Sync<AscendC::HardEvent::MTE2_MTE3>();
       return;
     }
-    const int64_t ahead = (t_.in_buffers - 1) * t_.out_heads;  // copies in flight, as in Softmax
+    const int64_t ahead = (t_.in_buffers - 1) * t_.out_heads;  // copies in flight ahead of the one worked on
     for (int64_t g = 0; g < ahead && g < hn_; g += t_.out_heads) LoadOut(slot, g);
     for (int64_t g0 = 0; g0 < hn_; g0 += t_.out_heads) {
       const int64_t hc = Min(t_.out_heads, hn_ - g0);
@@ -434,7 +434,8 @@ class Vector {
   }
 
   AscendC::TPipe pipe_;
-  // S or O chunks, depth kMaxInBuffers: in_buffers - 1 chunks are queued ahead of the one worked on
+  // S or O chunks, depth kMaxInBuffers: in_buffers - 1 O chunks queued ahead of the one worked on,
+  // in_buffers - 2 S chunks ahead of the two the pipelined softmax works on
   AscendC::TQue<AscendC::TPosition::VECIN, kMaxInBuffers> in_;
   AscendC::TQue<AscendC::TPosition::VECOUT, 1> p_out_, y_out_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> acc_buf_, max_buf_, sum_buf_, alpha_buf_, zero_buf_, minus_inf_buf_, diff_buf_, red_buf_,
