@@ -50,7 +50,7 @@ int64_t vector_ub(const Shape& s, int64_t kt, int64_t sh, int64_t oh, int64_t in
          + 2 * ub(sh * kt * s.elem) + 2 * ub(oh * d * s.elem)     // P out, output rows out
          + ub(s.heads_per_aiv * d * 4)                   // acc
          + 4 * ub(hp * 4) + ub(2 * hp * 4)               // max, sum, zero, -inf; alpha x 2
-         + ub(round_up(sh, 8) * 4) + ub(round_up(2 * sh, 8) * 4)  // diff, reductions
+         + ub(round_up(sh, 8) * 4) + ub(3 * round_up(2 * sh, 8) * 4)  // diff, reductions (2 chunks' maxima, sums)
          + ub((round_up(kt, 64) + 64) * 4)               // reduction scratch (WorkFloats)
          + ub(kt * 4) + ub(sh * 8 * 4)                   // mask, each head's max as a block
          + ub(index_chunk * 4);                          // index chunk

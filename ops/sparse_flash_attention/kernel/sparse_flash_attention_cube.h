@@ -7,8 +7,9 @@
 //   O_t = P.V      once the AIVs published P (input dtype) in the P slot: GM -(Nd2Nz)-> L1 ->
 //                  L0A; V = the tile's latent (or value) columns, L1 -(LoadData, transposed
 //                  fractals)-> L0B, n_chunk output columns per Mmad / Fixpipe into the O slot.
-// Tiles are double buffered in L1 (gather of tile t + 1 after the P.V of tile t - 1); Q.K^T of
-// tile t runs while the AIVs still work on tile t - 1. m is padded to 16 (pad rows copy real ones):
+// Before the verdict (Warm) the first row's q tile is loaded and the first walk's data-cache
+// lines read, reads only. Tiles are double buffered in L1 (gather of tile t + 1 after the P.V of
+// tile t - 1); Q.K^T of tile t runs while the AIVs still work on tile t - 1. m is padded to 16 (pad rows copy real ones):
 // m = 1 would be GEMV on the cube. No auto-sync exists on the AIC: every hand-off between its
 // pipes is a queue event (A1/B1 MTE2->MTE1, A2/B2 MTE1->M, CO1 M->FIX and back on free).
 #pragma once
@@ -49,15 +50,24 @@ class Cube {
     pipe_.InitBuffer(c_l0_, 2, mp * (kt > nc ? kt : nc) * sizeof(float));
   }
 
-  __aicore__ inline void Process() {
-    int64_t tile = 0;  // the group's tiles so far: the hand-off slots
-    for (int64_t u = rows_.Begin(); u < rows_.End(); ++u) {
-      const Row x = rows_.GetUnit(u);
-      if (x.e1 <= x.e0) continue;
-      gather_.Start(x);
-      if (!gather_.More()) continue;  // no position in the window: the AIVs zero the row
-      ProcessRow(x, tile);
+  // Before the group's verdict (the AIVs' check phase): the q tile of the first unit's row into
+  // L1 (its row number comes from the work split alone: an in-bounds read whatever the data) and
+  // the data-cache lines of its first tile's walk (WarmFirstTile). Nothing is written to GM.
+  __aicore__ inline void Warm(GM_ADDR lengths_q, GM_ADDR lengths_kv, GM_ADDR sparse_indices, GM_ADDR block_table) {
+    if (rows_.Begin() < rows_.End()) {
+      const int64_t q = rows_.Begin() / t_.splits;
+      LoadQuery(q);
+      preloaded_ = q;
     }
+    WarmFirstTile(t_, lengths_q, lengths_kv, sparse_indices, block_table);
+  }
+
+  // ok: the verdict (false: nothing is computed, the preloaded q tile is released).
+  __aicore__ inline void Process(bool ok) {
+    int64_t tile = 0;  // the group's tiles so far: the hand-off slots
+    Row x{};
+    for (int64_t u = ok ? NextUnit(rows_.Begin(), x) : rows_.End(); u < rows_.End();) u = ProcessRow(x, tile, u);
+    DropQuery();
   }
 
  private:
@@ -67,18 +77,52 @@ class Cube {
     return static_cast<uint16_t>(t_.heads == 1 ? t_.m_pad : t_.heads);
   }
 
-  __aicore__ inline void ProcessRow(const Row& x, int64_t& tile) {
+  // The q tile [m_pad, D | Dr] of flat row q into L1 (queued in q_l1_).
+  __aicore__ inline void LoadQuery(int64_t q) {
     const int64_t m = t_.heads, d = t_.head_dim, dr = t_.rope_dim;
     LocalTensor<T> q_l1 = q_l1_.template AllocTensor<T>();
-    LoadNz(q_l1, query_[static_cast<uint64_t>(x.q * m * d)], m, d, t_.m_pad);
+    LoadNz(q_l1, query_[static_cast<uint64_t>(q * m * d)], m, d, t_.m_pad);
     if (dr > 0) {
-      LoadNz(q_l1[static_cast<uint32_t>(d * t_.m_pad)], query_rope_[static_cast<uint64_t>(x.q * m * dr)], m, dr,
+      LoadNz(q_l1[static_cast<uint32_t>(d * t_.m_pad)], query_rope_[static_cast<uint64_t>(q * m * dr)], m, dr,
              t_.m_pad);
     }
     q_l1_.EnQue(q_l1);
-    q_l1 = q_l1_.template DeQue<T>();
+  }
 
-    GatherTile();
+  // Releases the preloaded q tile if no row used it.
+  __aicore__ inline void DropQuery() {
+    if (preloaded_ < 0) return;
+    LocalTensor<T> q_l1 = q_l1_.template DeQue<T>();
+    q_l1_.FreeTensor(q_l1);
+    preloaded_ = -1;
+  }
+
+  // The first unit from `u` on with a position in the window (its gather started: x), or
+  // rows_.End(). Units without one are skipped: their AIVs zero the row or leave an empty partial.
+  __aicore__ inline int64_t NextUnit(int64_t u, Row& x) {
+    for (; u < rows_.End(); ++u) {
+      x = rows_.GetUnit(u);
+      if (x.e1 <= x.e0) continue;
+      gather_.Start(x);
+      if (gather_.More()) return u;
+    }
+    return rows_.End();
+  }
+
+  // Unit u (x, its gather started); returns the next unit with positions (x becomes it) or
+  // rows_.End(). After its last Q.K^T the unit needs neither its q tile nor a second kv buffer:
+  // the next unit's q tile and first kv tile are loaded before its last P.V waits for P, so they
+  // stream while the AIVs finish this unit (no drain of the pipeline between units).
+  __aicore__ inline int64_t ProcessRow(Row& x, int64_t& tile, int64_t u) {
+    if (preloaded_ != x.q) {
+      DropQuery();
+      LoadQuery(x.q);
+    }
+    preloaded_ = -1;
+    LocalTensor<T> q_l1 = q_l1_.template DeQue<T>();
+
+    if (!gathered_) GatherTile();
+    gathered_ = false;
     LocalTensor<T> prev;
     for (int64_t t = 0;; ++t) {
       LocalTensor<T> cur = kv_l1_.template DeQue<T>();
@@ -89,16 +133,24 @@ class Cube {
       }
       prev = cur;
       if (!gather_.More()) {
+        q_l1_.FreeTensor(q_l1);
         // A split row's unit of one tile: its P.V is the unit's partial acc itself (alpha = 0
         // on a row's first tile), written straight into the partials (the AIVs skip its copy)
-        ValueTile(prev, tile + t, t == 0 && t_.splits > 1 ? x.unit : -1);
+        const int64_t direct = t == 0 && t_.splits > 1 ? x.unit : -1;
+        const int64_t next = NextUnit(u + 1, x);
+        if (next < rows_.End()) {
+          LoadQuery(x.q);
+          preloaded_ = x.q;
+          GatherTile();
+          gathered_ = true;
+        }
+        ValueTile(prev, tile + t, direct);
         kv_l1_.FreeTensor(prev);
         tile += t + 1;
-        break;
+        return next;
       }
       GatherTile();
     }
-    q_l1_.FreeTensor(q_l1);
   }
 
   __aicore__ inline void GatherTile() {
@@ -199,20 +251,25 @@ class Cube {
     a_l0_.EnQue(a);
     a = a_l0_.template DeQue<T>();
     for (int64_t n0 = 0; n0 < t_.head_dim; n0 += nc) {
-      // V [keys, columns n0 .. n0 + nc): per key block, its nc / 16 fractals (one per column
-      // block, key_blocks apart in L1), each transposed: the Zn layout of V itself.
+      // V [keys, columns n0 .. n0 + nc): fractal (key block kb, column block cb) of the L1 tile
+      // (NZ: cb * key_blocks + kb), transposed, goes to fractal kb * col_blocks + cb of L0B: the
+      // Zn layout of V itself. One LoadData per column block (its key_blocks fractals are
+      // consecutive in L1; dstGap spreads them col_blocks apart) or per key block (its
+      // col_blocks fractals key_blocks apart in L1, consecutive in L0B), whichever needs fewer
+      // instructions: each LoadData costs its issue and start on MTE1.
       LocalTensor<T> b = b_l0_.template AllocTensor<T>();
-      const int64_t col_block = (t_.value_col + n0) / kFractal;
-      for (int64_t kb = 0; kb < key_blocks; ++kb) {
+      const int64_t col_block = (t_.value_col + n0) / kFractal, col_blocks = nc / kFractal;
+      const bool by_column = col_blocks < key_blocks;
+      for (int64_t i = 0; i < (by_column ? col_blocks : key_blocks); ++i) {
         AscendC::LoadData2DParams ld;
-        ld.startIndex = static_cast<uint16_t>(col_block * key_blocks + kb);
-        ld.repeatTimes = static_cast<uint8_t>(nc / kFractal);
-        ld.srcStride = static_cast<uint16_t>(key_blocks);
+        ld.startIndex = static_cast<uint16_t>(by_column ? (col_block + i) * key_blocks : col_block * key_blocks + i);
+        ld.repeatTimes = static_cast<uint8_t>(by_column ? key_blocks : col_blocks);
+        ld.srcStride = static_cast<uint16_t>(by_column ? 1 : key_blocks);
         ld.sid = 0;
-        ld.dstGap = 0;
+        ld.dstGap = static_cast<uint16_t>(by_column ? col_blocks - 1 : 0);
         ld.ifTranspose = true;
         ld.addrMode = 0;
-        AscendC::LoadData(b[static_cast<uint32_t>(kb * nc * kFractal)], kv, ld);
+        AscendC::LoadData(b[static_cast<uint32_t>(by_column ? i * kFractal * kFractal : i * nc * kFractal)], kv, ld);
       }
       b_l0_.EnQue(b);
       b = b_l0_.template DeQue<T>();
@@ -253,6 +310,8 @@ class Cube {
   Rows rows_;
   Gather<T> gather_;
   SparseFlashAttentionTiling t_;
+  int64_t preloaded_ = -1;  // the row whose q tile is queued in q_l1_ and no row has taken yet
+  bool gathered_ = false;   // the next unit's first kv tile is queued in kv_l1_
 };
 
 }  // namespace sparse_flash_attention

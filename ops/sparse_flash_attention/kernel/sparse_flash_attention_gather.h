@@ -101,4 +101,43 @@ class Gather {
   int64_t kv_base_ = 0;
 };
 
+// Before its group's verdict (kernel/sparse_flash_attention_kernel.cpp) the AIC is idle for the
+// whole check phase; the walk of its first tile (the scalar unit reading indices and block-table
+// entries from GM, a data-cache miss per 64-byte line) is on the critical path right after it.
+// So the AIC reads, while the AIVs check, one entry per data-cache line of what that walk will
+// read: the first unit's first ceil(tile_keys / sbs) entries from its guessed first entry
+// (split * n / splits: the check phase's E is n unless the row holds a -1) and the first
+// kWarmTableEntries block-table entries of its batch. Only loads of inputs, each index clamped
+// into its tensor (the lengths are not checked yet: they only choose which lines), nothing
+// written: a wrong guess or bad data costs the wasted reads only.
+constexpr int64_t kWarmTableEntries = 64;  // 4 data-cache lines of block ids at most
+constexpr int64_t kLineInt32 = 16;          // int32 per 64-byte data-cache line
+
+__aicore__ inline void WarmFirstTile(const SparseFlashAttentionTiling& t, GM_ADDR lengths_q, GM_ADDR lengths_kv,
+                                     GM_ADDR sparse_indices, GM_ADDR block_table) {
+  Rows rows;
+  rows.Init(t, lengths_q, lengths_kv, AscendC::GetBlockIdx());
+  if (rows.Begin() >= rows.End()) return;
+  const int64_t u = rows.Begin();
+  const Row x = rows.Get(u / t.splits);
+  if (!x.in_batch || x.n <= 0 || x.batch < 0 || x.batch >= t.batch) return;
+  const int64_t n = Min(x.n, t.topk), split = u % t.splits;
+  const int64_t e0 = Min(split * n / t.splits, t.topk - 1);
+  const int64_t count = Min(t.topk - e0, CeilDiv(t.tile_keys, t.sparse_block_size));
+  int32_t sink = 0;
+  GlobalTensor<int32_t> gm;
+  gm.SetGlobalBuffer((__gm__ int32_t*)sparse_indices);
+  const int64_t first = x.q * t.topk + e0;
+  for (int64_t i = 0; i < count; i += kLineInt32) sink |= gm.GetValue(static_cast<uint64_t>(first + i));
+  sink |= gm.GetValue(static_cast<uint64_t>(first + count - 1));
+  if (t.layout_kv == 2 && block_table != nullptr) {
+    gm.SetGlobalBuffer((__gm__ int32_t*)block_table);
+    const int64_t at = x.batch * t.max_blocks, entries = Min(t.max_blocks, kWarmTableEntries);
+    for (int64_t i = 0; i < entries; i += kLineInt32) sink |= gm.GetValue(static_cast<uint64_t>(at + i));
+    sink |= gm.GetValue(static_cast<uint64_t>(at + entries - 1));
+  }
+  volatile int32_t keep = sink;  // the loads are the point: not dead code
+  (void)keep;
+}
+
 }  // namespace sparse_flash_attention

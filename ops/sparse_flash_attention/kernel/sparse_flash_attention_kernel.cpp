@@ -11,7 +11,8 @@
 // per kind (kernel/sparse_flash_attention_handshake.h). The [rows, N1, K] logits never exist in
 // GM: a tile of tile_keys positions at a time. All or nothing: first the AIVs check lengths,
 // block ids and indices and meet at a SyncAll of the AIVs, then hand the verdict to their AIC
-// (kernel/sparse_flash_attention_check.h); on an error nothing is computed or written and AIV 0
+// (kernel/sparse_flash_attention_check.h; meanwhile the AIC only reads: its first q tile into L1,
+// its first walk's index lines); on an error nothing is computed or written and AIV 0
 // records the first error in the error record. Compiles with CANN's compiler on NPU (each core
 // type's build drops the other side behind ASCEND_IS_AIC / ASCEND_IS_AIV) and with g++ against
 // the emulator.
@@ -30,17 +31,20 @@ __aicore__ inline void Run(GM_ADDR query, GM_ADDR key, GM_ADDR value, GM_ADDR sp
                            GM_ADDR lengths_q, GM_ADDR lengths_kv, GM_ADDR query_rope, GM_ADDR key_rope,
                            GM_ADDR attention_out, GM_ADDR softmax_max, GM_ADDR softmax_sum, GM_ADDR workspace,
                            GM_ADDR error_record, const SparseFlashAttentionTiling& tiling) {
-  {
-    sparse_flash_attention::DataCheck check;
-    if (!check.Run(lengths_q, lengths_kv, block_table, sparse_indices, workspace, error_record, tiling)) return;
-  }
   if ASCEND_IS_AIC {
     sparse_flash_attention::Cube<T> cube;
     cube.Init(query, query_rope, key, key_rope, value, sparse_indices, block_table, lengths_q, lengths_kv,
               workspace, tiling);
-    cube.Process();
+    // while the AIVs check: its first q tile into L1, its first walk's data-cache lines (reads only)
+    cube.Warm(lengths_q, lengths_kv, sparse_indices, block_table);
+    sparse_flash_attention::DataCheck check;
+    cube.Process(check.Run(lengths_q, lengths_kv, block_table, sparse_indices, workspace, error_record, tiling));
   }
   if ASCEND_IS_AIV {
+    {
+      sparse_flash_attention::DataCheck check;
+      if (!check.Run(lengths_q, lengths_kv, block_table, sparse_indices, workspace, error_record, tiling)) return;
+    }
     {
       sparse_flash_attention::Vector<T> vec;
       vec.Init(sparse_indices, lengths_q, lengths_kv, attention_out, softmax_max, softmax_sum, workspace, tiling);

@@ -50,7 +50,8 @@ struct SparseFlashAttentionTiling {
   int32_t n_chunk;            // output columns of one P.V Mmad + Fixpipe (multiple of 16, divides D)
   int32_t softmax_heads;      // heads of one S tile copy on the AIV (multiple of 8 or all its heads)
   int32_t out_heads;          // heads of one O tile copy / output write on the AIV
-  int32_t in_buffers;         // UB buffers of S or O chunks (2..6): in_buffers - 1 copies in flight
+  int32_t in_buffers;         // UB buffers of S or O chunks (2..6): in_buffers - 1 O copies in flight
+                              // (the softmax works on two S chunks at once: in_buffers - 2)
   int32_t index_chunk;        // sparse_indices entries per UB load on the AIV (multiple of 8)
   int64_t s_slot_floats;      // N1 * tile_keys float32: one S tile in GM (2 per AIC)
   int64_t p_slot_elems;       // N1 * tile_keys input-dtype elements: one P tile (2 per AIC)

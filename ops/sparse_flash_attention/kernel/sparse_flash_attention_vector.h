@@ -5,7 +5,8 @@
 // Per tile (the AIC's hand-offs, kernel/sparse_flash_attention_handshake.h):
 //   softmax    S (float32, GM slot) * scale; per head the tile max -> m' = max(m, max), alpha =
 //              exp(m - m'); e = exp(s - m') (0 on the tile's padding); l = l * alpha + sum(e);
-//              P = e rounded to the input dtype -> GM P slot;
+//              P = e rounded to the input dtype -> GM P slot (software-pipelined over head
+//              chunks: the next chunk's max while the scalar unit does this chunk's statistics);
 //   accumulate after the AIC's P.V of the tile: acc = acc * alpha + O_t.
 // At the row's end: out = acc / l rounded to the input dtype once; softmax_max = m,
 // softmax_sum = l. A split row (splits > 1) leaves acc, m and l of its split in GM instead, for
@@ -67,7 +68,7 @@ class Vector {
     pipe_.InitBuffer(alpha_buf_, 2 * hp * sizeof(float));
     pipe_.InitBuffer(zero_buf_, hp * sizeof(float));
     pipe_.InitBuffer(diff_buf_, static_cast<uint32_t>(RoundUp(sh, kBlockFloats)) * sizeof(float));
-    pipe_.InitBuffer(red_buf_, static_cast<uint32_t>(RoundUp(2 * sh, kBlockFloats)) * sizeof(float));
+    pipe_.InitBuffer(red_buf_, 3 * static_cast<uint32_t>(RoundUp(2 * sh, kBlockFloats)) * sizeof(float));
     pipe_.InitBuffer(work_buf_, static_cast<uint32_t>(WorkFloats(kt)) * sizeof(float));
     pipe_.InitBuffer(mask_buf_, kt * sizeof(float));
     pipe_.InitBuffer(blocks_buf_, sh * kBlockFloats * sizeof(float));
@@ -155,9 +156,16 @@ class Vector {
   }
 
   // Tile `tile` (c real positions): S -> P, the running max / sum, alpha for its accumulate.
+  // Per chunk of softmax_heads heads two vector stages around the scalar unit's per-head
+  // statistics: A (scale, each head's tile max) and B (alpha, s - m', exp, the mask, each head's
+  // sum, P out). The chunks are software-pipelined: A of chunk k + 1 is issued before the scalar
+  // unit waits for A of chunk k, so the vector unit scales and reduces the next chunk while the
+  // scalar unit turns this chunk's maxima into m', alpha's argument and the subtrahend blocks
+  // (the maxima of two chunks in flight: two halves of red). Two chunks are dequeued at once, so
+  // in_buffers - 2 chunk copies are in flight ahead of them.
   __aicore__ inline void Softmax(int64_t tile, int64_t c) {
     const int32_t slot = SlotOf(tile);
-    const int64_t kt = t_.tile_keys;
+    const int64_t kt = t_.tile_keys, sh = t_.softmax_heads;
     AscendC::CrossCoreWaitFlag(kScoresReady + slot);
     if (hn_ > 0) {
       const LocalTensor<float> mask = mask_buf_.Get<float>();
@@ -166,58 +174,108 @@ class Vector {
         for (int64_t j = 0; j < kt; ++j) mask.SetValue(static_cast<uint32_t>(j), j < c ? 1.0f : 0.0f);
         Sync<AscendC::HardEvent::S_V>();
       }
-      const LocalTensor<float> red = red_buf_.Get<float>(), work = work_buf_.Get<float>();
-      const LocalTensor<float> diff = diff_buf_.Get<float>(), maxes = max_buf_.Get<float>(), sums = sum_buf_.Get<float>();
-      const LocalTensor<float> alpha = AlphaOf(slot), blocks = blocks_buf_.Get<float>();
-      const int32_t n = static_cast<int32_t>(kt);
-      // in_buffers - 1 chunk copies in flight ahead of the chunk being worked on: each copy's
-      // latency hides behind the work on the chunks before it
-      const int64_t ahead = (t_.in_buffers - 1) * t_.softmax_heads;
-      for (int64_t g = 0; g < ahead && g < hn_; g += t_.softmax_heads) LoadScores(slot, g);
-      for (int64_t g0 = 0; g0 < hn_; g0 += t_.softmax_heads) {
-        const int64_t hc = Min(t_.softmax_heads, hn_ - g0);
-        if (g0 + ahead < hn_) LoadScores(slot, g0 + ahead);
-        LocalTensor<float> s = in_.DeQue<float>();
-        AscendC::Muls(s, s, t_.scale_value, static_cast<int32_t>(hc * kt));
-        AscendC::PipeBarrier<PIPE_V>();
-        for (int64_t i = 0; i < hc; ++i) AscendC::ReduceMax(red[static_cast<uint32_t>(2 * i)], HeadRow(s, i), work, n);
-        Sync<AscendC::HardEvent::V_S>();
-        for (int64_t i = 0; i < hc; ++i) {
-          const uint32_t g = static_cast<uint32_t>(g0 + i);
-          const float old = maxes.GetValue(g), tile_max = red.GetValue(static_cast<uint32_t>(2 * i));
-          const float now = tile_max > old ? tile_max : old;
-          maxes.SetValue(g, now);
-          diff.SetValue(static_cast<uint32_t>(i), old - now);  // -inf on the row's first tile: alpha 0
-          for (uint32_t k = 0; k < kBlockFloats; ++k) blocks.SetValue(static_cast<uint32_t>(i * kBlockFloats) + k, now);
-        }
-        Sync<AscendC::HardEvent::S_V>();
-        AscendC::Exp(alpha[static_cast<uint32_t>(g0)], diff, static_cast<int32_t>(hc));
-        PerHead(s, blocks, hc, true);  // s - m', each head's m' as a block of 8 copies
-        AscendC::PipeBarrier<PIPE_V>();
-        AscendC::Exp(s, s, static_cast<int32_t>(hc * kt));
-        AscendC::PipeBarrier<PIPE_V>();
-        if (c < kt) {
-          PerHead(s, mask, hc, false);
-          AscendC::PipeBarrier<PIPE_V>();
-        }
-        for (int64_t i = 0; i < hc; ++i) AscendC::ReduceSum(red[static_cast<uint32_t>(2 * i)], HeadRow(s, i), work, n);
-        LocalTensor<T> p = p_out_.AllocTensor<T>();
-        AscendC::Cast(p, s, AscendC::RoundMode::CAST_RINT, static_cast<int32_t>(hc * kt));
-        p_out_.EnQue(p);
-        in_.FreeTensor(s);
-        p = p_out_.DeQue<T>();
-        AscendC::DataCopy(p_slots_[static_cast<uint64_t>(slot * t_.p_slot_elems + (h0_ + g0) * kt)], p,
-                          static_cast<uint32_t>(hc * kt));
-        p_out_.FreeTensor(p);
-        Sync<AscendC::HardEvent::V_S>();  // the sums and alpha
-        for (int64_t i = 0; i < hc; ++i) {
-          const uint32_t g = static_cast<uint32_t>(g0 + i);
-          sums.SetValue(g, sums.GetValue(g) * alpha.GetValue(g) + red.GetValue(static_cast<uint32_t>(2 * i)));
-        }
-        Sync<AscendC::HardEvent::S_V>();  // the next chunk's reductions rewrite red
+      const int64_t lead = Max(t_.in_buffers - 2, 0) * sh;  // copies in flight beyond the two dequeued
+      const uint32_t half = static_cast<uint32_t>(RoundUp(2 * sh, kBlockFloats));  // one chunk's maxima in red
+      int64_t loaded = 0;
+      while (loaded < hn_ && loaded < sh + lead) {
+        LoadScores(slot, loaded);
+        loaded += sh;
       }
+      LocalTensor<float> cur = in_.DeQue<float>();
+      TileMax(cur, Min(sh, hn_), 0);
+      for (int64_t g0 = 0, k = 0; g0 < hn_; g0 += sh, ++k) {
+        const int64_t hc = Min(sh, hn_ - g0), next = g0 + sh;
+        const int32_t id = static_cast<int32_t>(pipe_.FetchEventID(AscendC::HardEvent::V_S));
+        AscendC::SetFlag<AscendC::HardEvent::V_S>(id);  // after A of this chunk (and B of the last)
+        LocalTensor<float> nxt;
+        if (next < hn_) {
+          while (loaded < hn_ && loaded < next + sh + lead) {
+            LoadScores(slot, loaded);
+            loaded += sh;
+          }
+          nxt = in_.DeQue<float>();
+          TileMax(nxt, Min(sh, hn_ - next), ((k + 1) % 2) * half);
+        }
+        AscendC::WaitFlag<AscendC::HardEvent::V_S>(id);
+        if (g0 > 0) AddSums(slot, g0 - sh, sh);  // the last chunk's sums (its B is done)
+        NewMax(g0, hc, (k % 2) * half);
+        Sync<AscendC::HardEvent::S_V>();
+        Probabilities(cur, slot, g0, hc, c);
+        cur = nxt;
+      }
+      Sync<AscendC::HardEvent::V_S>();  // the last chunk's sums and alpha
+      const int64_t last = (hn_ - 1) / sh * sh;
+      AddSums(slot, last, hn_ - last);
+      Sync<AscendC::HardEvent::S_V>();  // the next tile's reductions rewrite red
     }
     AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(kProbsReady + slot);  // after the P copies
+  }
+
+  // Stage A of a chunk of hc heads: s *= scale, each head's tile max -> red[at + 2 i].
+  __aicore__ inline void TileMax(const LocalTensor<float>& s, int64_t hc, uint32_t at) {
+    const LocalTensor<float> red = red_buf_.Get<float>(), work = work_buf_.Get<float>();
+    AscendC::Muls(s, s, t_.scale_value, static_cast<int32_t>(hc * t_.tile_keys));
+    AscendC::PipeBarrier<PIPE_V>();
+    for (int64_t i = 0; i < hc; ++i) {
+      AscendC::ReduceMax(red[at + static_cast<uint32_t>(2 * i)], HeadRow(s, i), work, static_cast<int32_t>(t_.tile_keys));
+    }
+  }
+
+  // Scalar: own heads [g0, g0 + hc): m' = max(m, tile max at red[at + 2 i]); diff = m - m' (-inf
+  // on the row's first tile: alpha 0); each head's m' as a 32-byte block of 8 copies.
+  __aicore__ inline void NewMax(int64_t g0, int64_t hc, uint32_t at) {
+    const LocalTensor<float> red = red_buf_.Get<float>(), diff = diff_buf_.Get<float>();
+    const LocalTensor<float> maxes = max_buf_.Get<float>(), blocks = blocks_buf_.Get<float>();
+    for (int64_t i = 0; i < hc; ++i) {
+      const uint32_t g = static_cast<uint32_t>(g0 + i);
+      const float old = maxes.GetValue(g), tile_max = red.GetValue(at + static_cast<uint32_t>(2 * i));
+      const float now = tile_max > old ? tile_max : old;
+      maxes.SetValue(g, now);
+      diff.SetValue(static_cast<uint32_t>(i), old - now);
+      for (uint32_t k = 0; k < kBlockFloats; ++k) blocks.SetValue(static_cast<uint32_t>(i * kBlockFloats) + k, now);
+    }
+  }
+
+  // Stage B of the chunk at own heads [g0, g0 + hc): alpha = exp(diff); e = exp(s - m') (0 on
+  // the padding); each head's sum -> red[SumsAt() + 2 i] (after the two chunks' maxima); P = e
+  // rounded -> the P slot.
+  __aicore__ inline void Probabilities(LocalTensor<float>& s, int32_t slot, int64_t g0, int64_t hc, int64_t c) {
+    const int64_t kt = t_.tile_keys;
+    const LocalTensor<float> red = red_buf_.Get<float>(), work = work_buf_.Get<float>();
+    const LocalTensor<float> diff = diff_buf_.Get<float>(), blocks = blocks_buf_.Get<float>();
+    const LocalTensor<float> alpha = AlphaOf(slot), mask = mask_buf_.Get<float>();
+    AscendC::Exp(alpha[static_cast<uint32_t>(g0)], diff, static_cast<int32_t>(hc));
+    PerHead(s, blocks, hc, true);  // s - m', each head's m' as a block of 8 copies
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Exp(s, s, static_cast<int32_t>(hc * kt));
+    AscendC::PipeBarrier<PIPE_V>();
+    if (c < kt) {
+      PerHead(s, mask, hc, false);
+      AscendC::PipeBarrier<PIPE_V>();
+    }
+    const uint32_t sums_at = SumsAt();
+    for (int64_t i = 0; i < hc; ++i) {
+      AscendC::ReduceSum(red[sums_at + static_cast<uint32_t>(2 * i)], HeadRow(s, i), work, static_cast<int32_t>(kt));
+    }
+    LocalTensor<T> p = p_out_.AllocTensor<T>();
+    AscendC::Cast(p, s, AscendC::RoundMode::CAST_RINT, static_cast<int32_t>(hc * kt));
+    p_out_.EnQue(p);
+    in_.FreeTensor(s);
+    p = p_out_.DeQue<T>();
+    AscendC::DataCopy(p_slots_[static_cast<uint64_t>(slot * t_.p_slot_elems + (h0_ + g0) * kt)], p,
+                      static_cast<uint32_t>(hc * kt));
+    p_out_.FreeTensor(p);
+  }
+
+  // Scalar: l = l * alpha + the chunk's sums, own heads [g0, g0 + hc) (after its stage B).
+  __aicore__ inline void AddSums(int32_t slot, int64_t g0, int64_t hc) {
+    const LocalTensor<float> red = red_buf_.Get<float>(), sums = sum_buf_.Get<float>();
+    const LocalTensor<float> alpha = AlphaOf(slot);
+    const uint32_t sums_at = SumsAt();
+    for (int64_t i = 0; i < hc; ++i) {
+      const uint32_t g = static_cast<uint32_t>(g0 + i);
+      sums.SetValue(g, sums.GetValue(g) * alpha.GetValue(g) + red.GetValue(sums_at + static_cast<uint32_t>(2 * i)));
+    }
   }
 
   // acc = acc * alpha + O_t of tile `tile`, once the AIC's P.V of it is in the O slot; on the
@@ -241,7 +299,7 @@ class Vector {
       Sync<AscendC::HardEvent::MTE2_MTE3>();
       return;
     }
-    const int64_t ahead = (t_.in_buffers - 1) * t_.out_heads;  // copies in flight, as in Softmax
+    const int64_t ahead = (t_.in_buffers - 1) * t_.out_heads;  // copies in flight ahead of the one worked on
     for (int64_t g = 0; g < ahead && g < hn_; g += t_.out_heads) LoadOut(slot, g);
     for (int64_t g0 = 0; g0 < hn_; g0 += t_.out_heads) {
       const int64_t hc = Min(t_.out_heads, hn_ - g0);
@@ -366,6 +424,8 @@ class Vector {
     }
   }
 
+  // red: [maxima of chunk k even | maxima of chunk k odd | sums], RoundUp(2 sh, 8) floats each
+  __aicore__ inline uint32_t SumsAt() const { return static_cast<uint32_t>(2 * RoundUp(2 * t_.softmax_heads, kBlockFloats)); }
   __aicore__ inline LocalTensor<float> HeadRow(const LocalTensor<float>& s, int64_t i) const {
     return s[static_cast<uint32_t>(i * t_.tile_keys)];
   }
@@ -374,7 +434,8 @@ class Vector {
   }
 
   AscendC::TPipe pipe_;
-  // S or O chunks, depth kMaxInBuffers: in_buffers - 1 chunks are queued ahead of the one worked on
+  // S or O chunks, depth kMaxInBuffers: in_buffers - 1 O chunks queued ahead of the one worked on,
+  // in_buffers - 2 S chunks ahead of the two the pipelined softmax works on
   AscendC::TQue<AscendC::TPosition::VECIN, kMaxInBuffers> in_;
   AscendC::TQue<AscendC::TPosition::VECOUT, 1> p_out_, y_out_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> acc_buf_, max_buf_, sum_buf_, alpha_buf_, zero_buf_, minus_inf_buf_, diff_buf_, red_buf_,

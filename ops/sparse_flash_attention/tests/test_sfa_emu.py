@@ -143,6 +143,16 @@ def test_value_is_key_reads_each_latent_row_once():
         assert latent_dmas == (2 if separate else 1) * rows
         # Q.K^T over D + Dr columns and P.V over D columns of every gathered row, for N1 heads
         assert report["totals"]["cube_macs"] == rows * shape.n1 * (D + DR + D)
+        # L1 -> L0 LoadDatas per tile: per Q.K^T column chunk one per q row block and one for K;
+        # one per P row block; V's transposed fractals one LoadData per column block or per key
+        # block of each P.V output chunk, whichever is fewer (value is key: more key blocks than
+        # column blocks per chunk, one per column block; the separate value's narrower tile: one
+        # per key block)
+        kt, kc, nc = tiling["tile_keys"], tiling["k_chunk"], tiling["n_chunk"]
+        q_blocks, chunks = tiling["m_pad"] // 16, -(-(D + DR) // kc)
+        per_tile = chunks * (q_blocks + 1) + q_blocks + D // nc * min(nc // 16, kt // 16)
+        assert (nc // 16 < kt // 16) == (not separate)
+        assert report["totals"]["local_to_local"]["transfers"] == rows // kt * per_tile
 
 
 def test_tiling_fits_the_platform():
@@ -168,3 +178,74 @@ def test_tiling_fits_the_platform():
     assert t["splits"] == 2048 // t["tile_keys"] == t["block_dim"]  # one row: a tile per AIC
     prefill = make(npu_shape((48,), (5000,), 16, 512, block_size=128), "BSND", "PA_BSND", "bfloat16")
     assert core.kernel_tiling(**prefill, sparse_mode=3)["splits"] == 1  # 48 rows: 2 per AIC
+
+
+def test_aic_warms_its_first_walk_during_the_check_phase(tmp_path, monkeypatch):
+    """While the AIVs check the inputs, every AIC with work loads its first row's q tile into L1
+    and reads (scalar GM loads, nothing written) one entry per data-cache line of its first
+    tile's indices and block-table entries (kernel/sparse_flash_attention_cube.h, Warm; _gather.h,
+    WarmFirstTile): in the emulator's trace both start before the AIC's verdict wait ends, and
+    the outputs are still the reference's."""
+    import csv
+
+    trace = tmp_path / "trace.csv"
+    monkeypatch.setenv("ASCENDC_CPU_TRACE", str(trace))
+    args = make(npu_shape((1, 1), (3000, 2000), 16, 512, block_size=128), "BSND", "PA_BSND", "bfloat16", seed=4)
+    outs, report = run_emu(args, 3, True, "in_order", B2)
+    assert_matches(outs, args, "bfloat16", 3)
+    rows = list(csv.DictReader(trace.open()))
+    for group in range(report["block_dim"]):
+        aic = [r for r in rows if r["type"] == "AIC" and int(r["group"]) == group]
+        verdict = max(float(r["done_us"]) for r in aic
+                      if r["api"] == "CrossCoreWaitFlag" and r["file"].endswith("check_slots.h"))
+        warm = [r for r in aic if r["api"] == "GlobalTensor::GetValue" and r["file"].endswith("_gather.h")]
+        assert warm and all(float(r["start_us"]) < verdict for r in warm), group
+        # and its first q tile is on its way into L1 (the query's Nd2Nz copies)
+        q_tile = [r for r in aic if r["api"] == "DataCopy(Nd2Nz)" and r["file"].endswith("_cube.h")]
+        assert float(q_tile[0]["start_us"]) < verdict, group
+
+
+def test_softmax_reduces_the_next_chunk_while_the_scalar_unit_works(tmp_path, monkeypatch):
+    """The AIV's softmax is software-pipelined over its head chunks: the tile maxima of chunk
+    k + 1 (its ReduceMaxes) are issued before the scalar unit turns chunk k's maxima into m',
+    so in the trace the first ReduceMax of the second chunk starts before the first ReduceSum of
+    the first chunk (without the pipelining every ReduceSum of chunk k precedes chunk k + 1)."""
+    import csv
+
+    trace = tmp_path / "trace.csv"
+    monkeypatch.setenv("ASCENDC_CPU_TRACE", str(trace))
+    args = make(npu_shape((1,), (300,), 128, 64, block_size=64), "BSND", "PA_BSND", "bfloat16", seed=6)
+    tiling = core.kernel_tiling(**args, sparse_mode=3)
+    sh = tiling["softmax_heads"]
+    assert tiling["heads_per_aiv"] >= 2 * sh  # at least two chunks per AIV
+    outs, _ = run_emu(args, 3, True, "in_order", B2)
+    assert_matches(outs, args, "bfloat16", 3)
+    rows = list(csv.DictReader(trace.open()))
+    for sub in ("0", "1"):
+        aiv = sorted((r for r in rows if r["type"] == "AIV" and r["group"] == "0" and r["sub"] == sub),
+                     key=lambda r: float(r["start_us"]))
+        maxes = [float(r["start_us"]) for r in aiv if r["api"] == "ReduceMax" and r["file"].endswith("_vector.h")]
+        sums = [float(r["start_us"]) for r in aiv if r["api"] == "ReduceSum" and r["file"].endswith("_vector.h")]
+        assert maxes[sh] < sums[0], sub
+
+
+def test_aic_prepares_the_next_unit_before_the_last_p_v(tmp_path, monkeypatch):
+    """An AIC with several units loads the next unit's q tile and gathers its first tile after
+    the current unit's last Q.K^T, before its last P.V waits for P (no drain of the cube /
+    vector pipeline between units): in the trace all of the AIC's reads of the row geometry and
+    the indices (the walk of both units) precede the end of its first wait for P."""
+    import csv
+
+    trace = tmp_path / "trace.csv"
+    monkeypatch.setenv("ASCENDC_CPU_TRACE", str(trace))
+    args = make(npu_shape((30,), (100,), 16, 32, block_size=16), "BSND", "PA_BSND", "bfloat16", seed=7)
+    tiling = core.kernel_tiling(**args, sparse_mode=3)
+    assert (tiling["splits"], tiling["units_per_core"], tiling["cores_with_extra"]) == (1, 1, 6)
+    outs, _ = run_emu(args, 3, True, "in_order", B2)
+    assert_matches(outs, args, "bfloat16", 3)
+    aic = sorted((r for r in csv.DictReader(trace.open()) if r["type"] == "AIC" and r["group"] == "0"),
+                 key=lambda r: float(r["start_us"]))
+    waits = [float(r["done_us"]) for r in aic if r["api"] == "CrossCoreWaitFlag" and r["file"].endswith("_cube.h")]
+    walk = [float(r["start_us"]) for r in aic if r["api"] == "GlobalTensor::GetValue" and r["file"].endswith("_rows.h")]
+    assert len(waits) == 2  # two units of one tile: one wait for P each
+    assert max(walk) < waits[0]
