@@ -138,6 +138,8 @@ struct KernelBudget {
   // whether the AIC's L1 / L0 hold a q tile of m_pad rows and key tiles of `tile` keys
   bool (*cube_fits)(int64_t m_pad, int64_t tile, int64_t head_dim, int64_t elem_bytes, const aop_platform& p);
   int64_t (*slot_rows)(const LightningIndexerTiling& t);  // float32 rows of a GM score slot
+  int32_t min_slots = 2;        // GM score slots per AIC at least (halves take 4)
+  bool splits_in_tiles = false;  // key splits in whole key tiles (split_align), not whole blocks
 };
 
 // The kernel tiling for `budget` (kernel_tiling is it for the float op's budget, cached).

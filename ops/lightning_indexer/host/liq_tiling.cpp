@@ -49,7 +49,13 @@ bool cube_fits(int64_t n1_pad, int64_t tile, int64_t D, int64_t /*elem: int8*/, 
 
 int64_t slot_rows(const LightningIndexerTiling& t) { return t.rows_per_group; }
 
-constexpr lightning_indexer::KernelBudget kBudget{kOp, 1, &ub_bytes, &cube_fits, &slot_rows};
+// Four score slots per AIC also without halves (GM workspace only): the AIC's check-free prefix
+// is slots / 2 blocks (kernel/liq_cube.h), two where the float op's two slots would allow one.
+// Splits in whole key tiles, not blocks: a split's last block may be shorter, and the AICs'
+// shares of an item's keys differ by a tile at most, not a block (decode B = 8, S2 = 8k: the
+// busiest AIC takes 22 tiles, not 24).
+constexpr lightning_indexer::KernelBudget kBudget{kOp, 1, &ub_bytes, &cube_fits, &slot_rows,
+                                                  /*min_slots=*/4, /*splits_in_tiles=*/true};
 
 // The most query rows any group's units hold (RowsOfGroup in kernel/liq_weights.h: the group's
 // share of units, as aop_kernel::ShareOf splits them, every unit of item i being row i).
@@ -71,17 +77,6 @@ LiqTiling compute(const Args& a, const Dims& d, const aop_platform& p) {
     throw aop::Error(AOP_VALUE_ERROR, std::string(kOp) + ": key block of " + std::to_string(t.block_keys) +
                                           " keys exceeds the AIC's L0C budget");
   }
-  // Splits in whole key tiles, not blocks: a split's last block may be shorter, and the AICs'
-  // shares of an item's keys differ by a tile at most, not a block (decode B = 8, S2 = 8k: the
-  // busiest AIC takes 22 tiles, not 24).
-  t.split_align = t.tile_keys;
-  // Four score slots per AIC also without halves (GM workspace only): the AIC's check-free prefix
-  // is slots / 2 blocks (kernel/liq_cube.h), two where the float op's two slots would allow one.
-  t.slots = 4;  // kernel/lightning_indexer_handshake.h: kMaxSlots
-  t.workspace_per_aic = t.slots * t.slot_floats;
-  t.partials_offset = t.block_dim * t.workspace_per_aic;
-  t.workspace_floats =
-      t.partials_offset + (t.splits > 1 ? static_cast<int64_t>(t.units) * t.rows_per_group * t.k_pad * 2 : 0);
   t.fix_keys = t.tile_keys;  // each tile's stage 1 has an L0C tile of its own, each block's stage 2 one
   t.c_buffers = 2;
   t.n1_pad = static_cast<int32_t>(round_up(d.heads_q, kFractal));

@@ -326,8 +326,8 @@ LightningIndexerTiling kernel_plan(const Args& a, const Dims& d, const aop_platf
   }
   const int64_t step = halves ? 2 : 1;
   t.halves = halves ? 1 : 0;
-  t.slots = halves ? 4 : 2;
-  t.split_align = t.block_keys;
+  t.slots = std::max(halves ? 4 : 2, budget.min_slots);
+  t.split_align = budget.splits_in_tiles ? t.tile_keys : t.block_keys;
   t.splits = static_cast<int32_t>(splits);
   if (splits > 1) {
     const int64_t running_lists = (t.k_pad + kMaxMergeList - 1) / kMaxMergeList;
