@@ -10,18 +10,13 @@
 
 #include "ascend_ops/kernel_launch.hpp"
 #include "ascend_ops/op_params.hpp"
-#include "ascend_ops/tensor.hpp"
 #include "host/lightning_indexer.h"
+#include "indexer_op.h"
 #include "kernel/lightning_indexer_launch.h"
 
 namespace aop::lightning_indexer {
 
-struct Op {
-  using Args = lightning_indexer::Args;
-  struct Prepared {
-    Args args;
-    Dims dims;
-  };
+struct Op : IndexerOp<Op, Args> {
   using Tiling = LightningIndexerTiling;
   static constexpr const char* kName = "lightning_indexer";
   static constexpr const char* kPackage = "ascend-op-lightning-indexer";
@@ -75,10 +70,6 @@ Raises
 TypeError, ValueError, IndexError naming the argument, the expected and the actual value.
 )doc";
 
-  enum Input { kQuery = 0, kKey = 1 };  // params() indices of the inputs the output shape is read from
-  // The layout names in Layout's order (a MindSpore graph passes the index); the host refuses
-  // PA_BSND for the query.
-  static constexpr const char* kLayouts[] = {"BSND", "TND", "PA_BSND", nullptr};
   static const std::array<desc::Param<Args>, 13>& params() {
     using desc::Access;
     using desc::Kind;
@@ -110,36 +101,11 @@ TypeError, ValueError, IndexError naming the argument, the expected and the actu
     }};
     return o;
   }
-  static std::vector<desc::Dim> output_dims(const Args& a, size_t /*output: both alike*/) {
-    using desc::Dim;
-    if (a.layout_query == Layout::kTND) return {Dim::of(kQuery, 0), Dim::of(kKey, -2), Dim::value(a.sparse_count)};
-    return {Dim::of(kQuery, 0), Dim::of(kQuery, 1), Dim::of(kKey, -2), Dim::value(a.sparse_count)};
-  }
-  static void set_layout_query(Args& a, const desc::Value& v) {
-    a.layout_query = parse_layout(v.s, "layout_query", false);
-  }
-  static void set_layout_key(Args& a, const desc::Value& v) { a.layout_key = parse_layout(v.s, "layout_key", true); }
-  static void check_inputs(const Args& a) { (void)validate(a, false); }
-  static void check_attributes(const Args&) {}
   static void run_cpu(const Args& a) { lightning_indexer::run_cpu(a); }
   static void run_npu(const Args& a, const NpuContext& ctx) { lightning_indexer::run_npu(a, ctx); }
 
   static constexpr const char* kKernel = "lightning_indexer_kernel";
-  // block_dim AICs, two AIVs each; as KERNEL_TASK_TYPE_DEFAULT in the kernel
-  static constexpr launch::KernelType kKernelType = launch::KernelType::kMixAic1_2;
-
-  static Prepared prepare(const Args& args) {
-    const Dims d = validate(args);
-    check_npu_limits(args, d);
-    return {args, d};
-  }
   static void check_data(const Prepared& p) { lightning_indexer::check_data(p.args, p.dims); }
-  static Tiling tiling(const Prepared& p, const aop_platform& platform) {
-    return kernel_tiling(p.args, p.dims, platform);
-  }
-  static bool nothing_to_launch(const Prepared& p, const Tiling& t) {
-    return t.items == 0 || TensorView(p.args.sparse_indices).numel() == 0;
-  }
   // The check slots and verdict lines, then the score slots and partial lists.
   static size_t workspace_bytes(const Tiling& t) { return kernel_workspace_bytes(t); }
   static aop::Error kernel_error(const int64_t record[kLiCheckWords]) { return lightning_indexer::kernel_error(record); }

@@ -12,18 +12,13 @@
 #include "ascend_ops/kernel_launch.hpp"
 #include "ascend_ops/op_params.hpp"
 #include "ascend_ops/platform.h"
-#include "ascend_ops/tensor.hpp"
 #include "host/liq.h"
+#include "indexer_op.h"
 #include "kernel/liq_launch.h"
 
 namespace aop::lightning_indexer_quant {
 
-struct Op {
-  using Args = lightning_indexer_quant::Args;
-  struct Prepared {
-    Args args;
-    Dims dims;
-  };
+struct Op : lightning_indexer::IndexerOp<Op, Args> {
   using Tiling = LiqTiling;
   static constexpr const char* kName = "lightning_indexer_quant";
   static constexpr const char* kPackage = "ascend-op-lightning-indexer";
@@ -67,8 +62,6 @@ Raises
 TypeError, ValueError, IndexError naming the argument, the expected and the actual value.
 )doc";
 
-  enum Input { kQuery = 0, kKey = 1 };
-  static constexpr const char* kLayouts[] = {"BSND", "TND", "PA_BSND", nullptr};
   static const std::array<desc::Param<Args>, 15>& params() {
     using desc::Access;
     using desc::Kind;
@@ -102,38 +95,11 @@ TypeError, ValueError, IndexError naming the argument, the expected and the actu
     }};
     return o;
   }
-  // [B, S1, N2, K] (BSND query) or [T1, N2, K] (TND)
-  static std::vector<desc::Dim> output_dims(const Args& a, size_t /*output: both alike*/) {
-    using desc::Dim;
-    if (a.layout_query == Layout::kTND) return {Dim::of(kQuery, 0), Dim::of(kKey, -2), Dim::value(a.sparse_count)};
-    return {Dim::of(kQuery, 0), Dim::of(kQuery, 1), Dim::of(kKey, -2), Dim::value(a.sparse_count)};
-  }
-  static void set_layout_query(Args& a, const desc::Value& v) {
-    a.layout_query = parse_layout(v.s, "layout_query", false);
-  }
-  static void set_layout_key(Args& a, const desc::Value& v) { a.layout_key = parse_layout(v.s, "layout_key", true); }
-  static void check_inputs(const Args& a) { (void)validate(a, false); }
-  static void check_attributes(const Args&) {}
   static void run_cpu(const Args& a) { lightning_indexer_quant::run_cpu(a); }
-
   static void run_npu(const Args& a, const NpuContext& ctx) { lightning_indexer_quant::run_npu(a, ctx); }
 
   static constexpr const char* kKernel = "lightning_indexer_quant_kernel";
-  // block_dim AICs, two AIVs each; as KERNEL_TASK_TYPE_DEFAULT in the kernel
-  static constexpr launch::KernelType kKernelType = launch::KernelType::kMixAic1_2;
-
-  static Prepared prepare(const Args& args) {
-    const Dims d = validate(args);
-    check_npu_limits(args, d);
-    return {args, d};
-  }
   static void check_data(const Prepared& p) { check_data_kernel(p.args, p.dims); }
-  static Tiling tiling(const Prepared& p, const aop_platform& platform) {
-    return kernel_tiling(p.args, p.dims, platform);
-  }
-  static bool nothing_to_launch(const Prepared& p, const Tiling& t) {
-    return t.items == 0 || TensorView(p.args.sparse_indices).numel() == 0;
-  }
   // lightning_indexer's check slots, verdict lines, score slots and partial lists, then wq.
   static size_t workspace_bytes(const Tiling& t) { return kernel_workspace_bytes(t); }
   static aop::Error kernel_error(const int64_t record[kLiCheckWords]) {
