@@ -24,4 +24,17 @@ inline int cpu_isa_cap() {
   return cap;
 }
 
+// Whether the cap lets a kernel take the CPU's best and the CPU has AVX-512 F, BW, VL and DQ:
+// what every op's AVX-512 kernel needs besides its own extension (a caller adds e.g.
+// `&& __builtin_cpu_supports("avx512bf16")`: the builtin takes only a literal).
+inline bool cpu_avx512_core() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  return cpu_isa_cap() >= kIsaAny && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+#else
+  return false;
+#endif
+}
+
 }  // namespace aop

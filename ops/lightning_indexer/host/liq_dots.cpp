@@ -257,9 +257,7 @@ DotKernel choose() {
 #if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
   const int cap = cpu_isa_cap();
-  if (cap >= kIsaAny && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-      __builtin_cpu_supports("avx512vnni")) {
+  if (cpu_avx512_core() && __builtin_cpu_supports("avx512vnni")) {
     return {pack_vnni, score_vnni, "avx512_vnni"};
   }
   if (cap >= kIsaAvx2 && __builtin_cpu_supports("avx2")) return {pack_avx2, score_avx2, "avx2"};

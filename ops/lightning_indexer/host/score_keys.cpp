@@ -119,10 +119,7 @@ AOP_LI_TARGET void score_keys_avx512bf16(const uint32_t* qp, const float* w, int
 ScoreKeysFn select_score_keys_bf16() {
 #ifdef AOP_LI_HAVE_BF16_KERNEL
   static const ScoreKeysFn fn = [] {
-    __builtin_cpu_init();
-    const bool ok = cpu_isa_cap() >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-                    __builtin_cpu_supports("avx512bf16");
+    const bool ok = cpu_avx512_core() && __builtin_cpu_supports("avx512bf16");
     return ok ? score_keys_avx512bf16 : static_cast<ScoreKeysFn>(nullptr);
   }();
   return fn;

@@ -292,10 +292,7 @@ AOP_SFA_BF16 void attend_avx512bf16(const Bf16Shape& s, const uint16_t* q, const
 AttendBf16Fn select_attend_bf16() {
 #ifdef AOP_SFA_HAVE_BF16_KERNEL
   static const AttendBf16Fn fn = [] {
-    __builtin_cpu_init();
-    const bool ok = cpu_isa_cap() >= 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                    __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-                    __builtin_cpu_supports("avx512bf16");
+    const bool ok = cpu_avx512_core() && __builtin_cpu_supports("avx512bf16");
     return ok ? attend_avx512bf16 : static_cast<AttendBf16Fn>(nullptr);
   }();
   return fn;
