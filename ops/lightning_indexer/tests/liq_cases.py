@@ -6,35 +6,14 @@ M = max_j |ks(j)| * sum_h |weights * qs| * max(dot[h, j], 0) (reference.Row.magn
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional
 
 import numpy as np
 
 from ascend_ops.lightning_indexer_quant import reference
 
-from li_cases import RTOL, assert_topk  # noqa: F401  (the float op's comparison rule)
-
-Q_LAYOUTS = ("BSND", "TND")
-K_LAYOUTS = ("PA_BSND", "BSND", "TND")
-MODES = (0, 3)
-
-
-@dataclass(frozen=True)
-class Shape:
-    s1: Tuple[int, ...]      # act_s1 per batch
-    s2: Tuple[int, ...]      # act_s2 per batch
-    n1: int
-    d: int
-    k: int                   # sparse_count
-    n2: int = 1
-    block_size: int = 16
-    extra_q: int = 1         # padding rows past the batches
-    name: str = ""
-
-    def __str__(self) -> str:
-        return self.name or f"s1{list(self.s1)}-s2{list(self.s2)}-N{self.n1}/{self.n2}-D{self.d}-K{self.k}"
-
+# the float op's shape record, layouts, modes and comparison rule
+from li_cases import K_LAYOUTS, MODES, Q_LAYOUTS, RTOL, Shape, assert_topk  # noqa: F401
 
 SHAPES = [
     Shape((1, 1, 1), (37, 200, 5), 64, 128, 64, name="decode-N64-D128"),
