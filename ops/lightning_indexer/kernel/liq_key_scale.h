@@ -6,7 +6,8 @@
 //            head sum; the 2^10 undoes Fixpipe's 2^-10, exactly: the op's scores, as sparse_values)
 // for the keys the row sees. The slot row and the block's key scales (through block_table for
 // PA_BSND, one DMA per cache block the block touches) are copied through two double-buffered
-// VECIN queues; only visible keys' scales are read (those of other keys may be anything).
+// VECIN queues, the scales of a block's first row before its slot is awaited (Ahead: they do not
+// depend on the AIC); only visible keys' scales are read (those of other keys may be anything).
 #pragma once
 #include "kernel/lightning_indexer_head_sum.h"
 
@@ -35,21 +36,21 @@ class KeyScale {
     AscendC::PipeBarrier<PIPE_MTE2>();
   }
 
-  // Unit x's first block-table entry, read now (after the verdict, while the AIV waits for the
-  // unit's first block): the scalar read's data-cache miss is not paid after the hand-off.
-  __aicore__ inline void Begin(const Item& x, int64_t /*row*/, int64_t /*rows*/) {
-    if (t_->layout_key != 2 || x.k1 <= x.k0) return;
-    cached_entry_ = x.batch * t_->max_blocks + x.k0 / t_->block_size;
-    cached_block_ = table_.Get(cached_entry_);
+  __aicore__ inline void Begin(const Item& /*x*/, int64_t /*row*/, int64_t /*rows*/) {}
+
+  // The block's key scales (and their block-table reads) before its slot is awaited (after the
+  // verdict): off the path from the AIC's hand-off to the score. The next Queue is for this row.
+  __aicore__ inline void Ahead(const BlockRow& b) {
+    QueueScales(b);
+    ahead_ = true;
   }
 
   __aicore__ inline void Queue(const BlockRow& b) {
     LocalTensor<float> s = row_q_.AllocTensor<float>();
     AscendC::DataCopy(s, slots_[b.base], static_cast<uint32_t>(b.cols));
     row_q_.EnQue(s);
-    LocalTensor<half> k = ks_q_.AllocTensor<half>();
-    CopyScales(k, *b.x, b.x->k0, b.visible);
-    ks_q_.EnQue(k);
+    if (!ahead_) QueueScales(b);
+    ahead_ = false;
   }
 
   // acc[0, visible) = slot row * ks; the slot is released (release >= 0) once its copy is issued.
@@ -72,6 +73,12 @@ class KeyScale {
   }
 
  private:
+  __aicore__ inline void QueueScales(const BlockRow& b) {
+    LocalTensor<half> k = ks_q_.AllocTensor<half>();
+    CopyScales(k, *b.x, b.x->k0, b.visible);
+    ks_q_.EnQue(k);
+  }
+
   // ks of keys [j0, j0 + n) of x's batch into dst (32-byte aligned runs: j0 and every cache
   // block's start are multiples of 16 keys from j0).
   __aicore__ inline void CopyScales(const LocalTensor<half>& dst, const Item& x, int64_t j0, int64_t n) {
@@ -85,7 +92,7 @@ class KeyScale {
     for (int64_t j = j0; j < j0 + n;) {  // PA_BSND: a run per cache block
       const int64_t in_block = j % t.block_size, len = Min(t.block_size - in_block, j0 + n - j);
       const int64_t entry = x.batch * t.max_blocks + j / t.block_size;
-      const int64_t block = entry == cached_entry_ ? cached_block_ : table_.Get(entry);
+      const int64_t block = table_.Get(entry);
       const AscendC::DataCopyExtParams p{1, static_cast<uint32_t>(len * sizeof(half)), 0, 0, 0};
       AscendC::DataCopyPad(dst[static_cast<uint32_t>(j - j0)], ks_[block * t.block_size + in_block], p, none);
       j += len;
@@ -100,8 +107,7 @@ class KeyScale {
   GlobalTensor<float> slots_;
   GlobalTensor<half> ks_;
   IndexTensor table_;
-  int64_t cached_entry_ = -1;  // a block-table entry read ahead (Begin) and its block id
-  int64_t cached_block_ = 0;
+  bool ahead_ = false;  // the next Queue's key scales are queued (Ahead)
 };
 
 }  // namespace lightning_indexer
