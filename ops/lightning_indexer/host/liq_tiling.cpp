@@ -30,6 +30,7 @@ int64_t ub_bytes(const LightningIndexerTiling& t, int64_t /*weight_bytes*/) {
   return 2 * ub_buffer(bp * 4)          // the slot row, double buffered
          + 2 * ub_buffer(bp * 2)        // the key scales as loaded, double buffered
          + ub_buffer(bp * 4)            // the key scales as float32
+         + 2 * ub_buffer(bp * 4) + ub_buffer(bp * 8)  // RestoreOrder: sort keys, scratch, sorted pairs
          + 3 * ub_buffer(bp * 4)        // acc, iota, idx
          + 2 * ub_buffer(bp * 8)        // sorted block, sort scratch
          + ub_buffer((kp + take) * 8)   // merge target / output staging

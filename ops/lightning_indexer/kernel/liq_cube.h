@@ -28,6 +28,7 @@
 // there, but the key loads already issued keep MTE2 busy. Before the verdict every GM row read is
 // kept inside its tensor.
 #pragma once
+#include "kernel/liq_pairs.h"
 #include "kernel/liq_tiling.h"
 #include "kernel/liq_weights.h"
 #include "kernel/lightning_indexer_check.h"
@@ -284,7 +285,9 @@ class LiqCube {
     LocalTensor<int8_t> k1 = k_l1_.AllocTensor<int8_t>();
     const GlobalTensor<int8_t> src = key_[at];
     const int64_t full = filled / kFractalRows, rem = filled % kFractalRows;
-    if (full > 0) {
+    if (PairedTile(t_, p.n) && filled == p.n) {
+      IssuePairedKeys(k1, src, p.n);
+    } else if (full > 0) {
       AscendC::DataCopy(k1, src,
                         AscendC::Nd2NzParams(static_cast<uint16_t>(full), kFractalRows, dd,
                                              static_cast<uint16_t>(kFractalRows * d), dd, kFractalRows, 1,
@@ -302,6 +305,20 @@ class LiqCube {
       r += c;
     }
     k_l1_.EnQue(k1);
+  }
+
+  // A full tile as pairs of keys (kernel/liq_pairs.h): pair j of a 32-key group g, keys
+  // 32g + 2j + s (s = 0, 1), goes to row j of row block 2g + s, so the L1 tile is the Zz of the
+  // keys in paired order. One Nd2Nz per half group (pairs 0-7 -> rows 0-7, pairs 8-15 -> 8-15).
+  __aicore__ inline void IssuePairedKeys(const LocalTensor<int8_t>& k1, const GlobalTensor<int8_t>& src, int64_t n) {
+    const int64_t d = t_.head_dim;
+    const uint16_t groups = static_cast<uint16_t>(n / kPairGroup), row = static_cast<uint16_t>(2 * d);
+    const uint16_t group_bytes = static_cast<uint16_t>(kPairGroup * d);  // a group in GM and in L1
+    for (int64_t half = 0; half < 2; ++half) {
+      AscendC::DataCopy(k1[static_cast<uint32_t>(half * kFractalRows / 2 * kC0Int8)], src[half * kFractalRows * d],
+                        AscendC::Nd2NzParams(groups, kFractalRows / 2, row, group_bytes, row, kFractalRows, 1,
+                                             group_bytes));
+    }
   }
 
   // Tile p: keys -> L0A, k . q^T (int8, int32 accumulation) -> Fixpipe DEQF16 2^-10 + ReLU -> the

@@ -10,6 +10,7 @@
 // depend on the AIC); only visible keys' scales are read (those of other keys may be anything).
 #pragma once
 #include "kernel/lightning_indexer_head_sum.h"
+#include "kernel/liq_pairs.h"
 
 namespace lightning_indexer {
 
@@ -31,6 +32,10 @@ class KeyScale {
     pipe.InitBuffer(row_q_, 2, bp * sizeof(float));
     pipe.InitBuffer(ks_q_, 2, bp * sizeof(half));
     pipe.InitBuffer(ks_f_, bp * sizeof(float));
+    pipe.InitBuffer(order_, bp * sizeof(float));
+    pipe.InitBuffer(order_sorted_, bp * 8);
+    pipe.InitBuffer(order_keys_, bp * sizeof(float));
+    InitOrder(pipe, bp);
     // The check phase's copies into the UB these buffers reuse (PIPE_MTE2 does not order
     // overlapping moves by itself).
     AscendC::PipeBarrier<PIPE_MTE2>();
@@ -66,6 +71,7 @@ class KeyScale {
     AscendC::PipeBarrier<PIPE_V>();
     AscendC::Muls(kf, kf, kUndoDeqScale, n);
     LocalTensor<float> s = row_q_.DeQue<float>();
+    RestoreOrder(s, b);
     AscendC::PipeBarrier<PIPE_V>();
     AscendC::Mul(acc, s, kf, n);
     AscendC::PipeBarrier<PIPE_V>();
@@ -77,6 +83,38 @@ class KeyScale {
     LocalTensor<half> k = ks_q_.AllocTensor<half>();
     CopyScales(k, *b.x, b.x->k0, b.visible);
     ks_q_.EnQue(k);
+  }
+
+  // Sort keys that put a paired group's scores back in key order: -PairedKey(q) at position q of
+  // every group of 32 (Sort32 sorts each 32 in descending order). Written as two groups by the
+  // scalar unit, repeated by one Adds (its source repeat stride 0).
+  __aicore__ inline void InitOrder(AscendC::TPipe& pipe, uint32_t bp) {
+    const LocalTensor<float> first = order_keys_.Get<float>();
+    constexpr int32_t kRepeat = 64;  // floats of one 256-byte repeat: two groups
+    for (int32_t q = 0; q < kRepeat; ++q) first.SetValue(q, -static_cast<float>(PairedKey(q % kPairGroup)));
+    const int32_t id = static_cast<int32_t>(pipe.FetchEventID(AscendC::HardEvent::S_V));
+    AscendC::SetFlag<AscendC::HardEvent::S_V>(id);
+    AscendC::WaitFlag<AscendC::HardEvent::S_V>(id);
+    AscendC::Adds(order_.Get<float>(), first, 0.0f, static_cast<uint64_t>(kRepeat),
+                  static_cast<uint8_t>(bp / kRepeat), AscendC::UnaryRepeatParams(1, 1, 8, 0));
+    AscendC::PipeBarrier<PIPE_V>();
+  }
+
+  // The row's slot scores [0, cols) in key order: the block's paired tiles (all its full tiles,
+  // kernel/liq_pairs.h) sorted back per group of 32 by key, the scores' bits riding as the
+  // index, taken out by Extract.
+  __aicore__ inline void RestoreOrder(const LocalTensor<float>& s, const BlockRow& b) {
+    const LightningIndexerTiling& t = *t_;
+    if (!PairedTile(t, t.tile_keys)) return;
+    const int64_t nb = Min(t.block_keys, b.x->k1 - b.x->k0);
+    const int64_t paired = Min(nb / t.tile_keys * t.tile_keys, b.cols);
+    if (paired == 0) return;
+    const int32_t groups = static_cast<int32_t>(paired / kPairGroup);
+    const LocalTensor<float> sorted = order_sorted_.Get<float>();
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Sort32(sorted, order_.Get<float>(), s.ReinterpretCast<uint32_t>(), groups);
+    AscendC::PipeBarrier<PIPE_V>();
+    AscendC::Extract(order_keys_.Get<float>(), s.ReinterpretCast<uint32_t>(), sorted, groups);
   }
 
   // ks of keys [j0, j0 + n) of x's batch into dst (32-byte aligned runs: j0 and every cache
@@ -104,6 +142,7 @@ class KeyScale {
   const LightningIndexerTiling* t_ = nullptr;
   AscendC::TQue<AscendC::TPosition::VECIN, 2> row_q_, ks_q_;  // depth 2: the next block's copies queue early
   AscendC::TBuf<AscendC::TPosition::VECCALC> ks_f_;
+  AscendC::TBuf<AscendC::TPosition::VECCALC> order_, order_sorted_, order_keys_;  // RestoreOrder's
   GlobalTensor<float> slots_;
   GlobalTensor<half> ks_;
   IndexTensor table_;
