@@ -13,7 +13,7 @@
 //   pipe's in-order completion, and so stage 1's next L1 output, once per tile).
 // The slot (one float32 row of block_pad per block) is published to the group's AIVs, which
 // multiply by the key scales, mask, sort and merge (kernel/lightning_indexer_vector.h with
-// kernel/liq_key_scale.h). Software pipelined: key tiles are loaded two ahead (three L1
+// kernel/liq_key_scale.h). Software pipelined: key tiles are loaded three ahead (four L1
 // buffers), tile n + 1's stage 1 is issued before tile n's stage 2, so the in-order M pipe does
 // not wait on the FIX -> MTE1 round trip; the two L1 buffers of stage 1's output take turns
 // (FIX_MTE1 / MTE1_FIX flags, ids 0 and 1). L0A key tiles and the L0C tiles of both stages are
@@ -134,7 +134,7 @@ class LiqCube {
     for (int32_t i = 0; i < kKeysAhead; ++i) IssueNext(x, y, by, handoffs);
     Tile next = cur;
     bool more = Next(x, y, by, handoffs, next);
-    // wq's DMA before the third key tile's (it would queue behind it; stage 1 of the first tile
+    // wq's DMA before the fourth key tile's (it would queue behind it; stage 1 of the first tile
     // waits for that tile's keys anyway), its move to L0A after stage 1's (MTE1 is in order)
     wq_ready_.Wait();
     IssueWeights(row);
@@ -406,7 +406,7 @@ class LiqCube {
     c2_.FreeTensor(c2);
   }
 
-  static constexpr int32_t kKeysAhead = 2;  // key tiles loading while stage 1 runs: hides the DMA latency
+  static constexpr int32_t kKeysAhead = 3;  // key tiles loading while stage 1 runs: hides the DMA latency
   static constexpr int64_t kC0Int8 = 32;             // int8 elements of one 32-byte fractal row
   static constexpr int64_t kDeqScale = 0x3a800000;   // 2^-10 as float32 bits: keeps |dot| <= 2^21 in float16
 
