@@ -5,7 +5,8 @@
 //   q [N1, D] int8 -(Nd2Nz, rows past N1 copies of row 0)-> L1 -(LoadData: the NZ of q is the ZN
 //   of q^T)-> L0B, once; wq [N1] float16 (kernel/liq_weights.h) 16 times -> L1 -> L0A (Zz), once.
 //   Per key tile (tile_keys keys of a block, one GM run): keys -(Nd2Nz, a 16-key row block per ND
-//   matrix = Zz)-> L1 -> L0A; stage 1: int8 Mmad k . q^T into int32 L0C [keys, n1_pad]; Fixpipe
+//   matrix = Zz; a full tile as pairs of keys, two keys per Nd2Nz row: the Zz of its keys in
+//   paired order, kernel/liq_pairs.h)-> L1 -> L0A; stage 1: int8 Mmad k . q^T into int32 L0C [keys, n1_pad]; Fixpipe
 //   DEQF16 (scale 2^-10) with reluPre into L1 as NZ, which is the ZN layout of the next B;
 //   stage 2: LoadData -> L0B, float16 Mmad wq . a^T (m = 16, float32 accumulation) into the
 //   tile's columns of the block's L0C [16, block_keys]; after the block's last tile one Fixpipe of
