@@ -22,6 +22,8 @@ import numpy as np
 from ascend_ops.common.loader import load_native
 from ascend_ops.common.table import format_table
 
+from device_arrays import device_case  # bench/device_arrays.py
+
 HERE = Path(__file__).resolve().parent
 N1, D, K, BLOCK_SIZE = 64, 128, 2048, 128
 SOC = "Ascend910B2"
@@ -38,17 +40,18 @@ def _float_bench():
 
 
 def quant_case(b: int, s2: int, seed: int = 0) -> dict:
-    """NumPy arguments of core.run_emu: int8 q / k, float16 weights and scales, shuffled blocks."""
+    """NumPy arguments of core.run_emu: int8 q / k, float16 weights and scales, shuffled blocks;
+    every array 512-byte aligned, as on the device."""
     rng = np.random.default_rng(seed)
     blocks = b * s2 // BLOCK_SIZE
-    return dict(query=rng.integers(-127, 128, (b, 1, N1, D), dtype=np.int8),
+    return device_case(dict(query=rng.integers(-127, 128, (b, 1, N1, D), dtype=np.int8),
                 key=rng.integers(-127, 128, (blocks, BLOCK_SIZE, 1, D), dtype=np.int8),
                 weights=rng.standard_normal((b, 1, N1)).astype(np.float16),
                 query_dequant_scale=rng.uniform(1e-3, 2e-2, (b, 1, N1)).astype(np.float16),
                 key_dequant_scale=rng.uniform(1e-3, 2e-2, (blocks, BLOCK_SIZE, 1)).astype(np.float16),
                 actual_seq_lengths_key=np.full((b,), s2, np.int32),
                 block_table=rng.permutation(blocks).reshape(b, -1).astype(np.int32),
-                layout_query="BSND", layout_key="PA_BSND", sparse_count=K)
+                layout_query="BSND", layout_key="PA_BSND", sparse_count=K))
 
 
 def emulate_quant(core, b: int, s2: int) -> tuple:

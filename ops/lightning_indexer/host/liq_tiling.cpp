@@ -30,13 +30,14 @@ int64_t ub_bytes(const LightningIndexerTiling& t, int64_t /*weight_bytes*/) {
   return 2 * ub_buffer(bp * 4)          // the slot row, double buffered
          + 2 * ub_buffer(bp * 2)        // the key scales as loaded, double buffered
          + ub_buffer(bp * 4)            // the key scales as float32
+         + 2 * ub_buffer(bp * 4) + ub_buffer(bp * 8)  // RestoreOrder: sort keys, scratch, sorted pairs
          + 3 * ub_buffer(bp * 4)        // acc, iota, idx
          + 2 * ub_buffer(bp * 8)        // sorted block, sort scratch
          + ub_buffer((kp + take) * 8)   // merge target / output staging
          + ub_buffer(t.rows_per_aiv * kp * 8);  // running top-k lists
 }
 
-// Mirrors LiqCube::Init (m_pad = n1_pad: q^T's columns): L1 q, wq, kKeysAhead + 1 = 3 key tiles,
+// Mirrors LiqCube::Init (m_pad = n1_pad: q^T's columns): L1 q, wq, kKeysAhead + 1 = 4 key tiles,
 // two stage-1 outputs; L0A two key tiles and wq; L0B q^T and two stage-1 outputs; L0C two int32
 // [tile, n1_pad] and two float32 [16, block_keys] (a block's score row, one Fixpipe per block:
 // block_keys is chosen later, so the largest block the planner takes).
@@ -44,7 +45,7 @@ bool cube_fits(int64_t n1_pad, int64_t tile, int64_t D, int64_t /*elem: int8*/, 
   const int64_t q = n1_pad * D, w = kFractal * n1_pad * 2, keys = tile * D, a = 2 * tile * n1_pad * 2;
   return 2 * keys + w <= p.l0a_bytes && q + a <= p.l0b_bytes &&
          2 * tile * n1_pad * 4 + 2 * kFractal * kMaxBlockKeys * 4 <= p.l0c_bytes &&
-         q + w + 3 * keys + a <= p.l1_bytes;
+         q + w + 4 * keys + a <= p.l1_bytes;
 }
 
 int64_t slot_rows(const LightningIndexerTiling& t) { return t.rows_per_group; }

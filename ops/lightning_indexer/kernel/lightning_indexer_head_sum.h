@@ -6,9 +6,10 @@
 // chunk's copy issued first; per chunk one Mul per 64 keys over all its heads, then the heads
 // summed pairwise, float32).
 // A scorer gives the Vector: RowStride (floats of the slot per group row), Init (its UB buffers
-// and GM views), Begin (a unit and its own rows), Queue (start a block row's first copy: the Vector's
-// cross-block prefetch) and Score (the row's scores of the block into acc, releasing the slot after
-// its last copy when asked).
+// and GM views), Begin (a unit and its own rows), Ahead (before the block's slot is awaited: copies
+// of the block's first row that do not read the slot), Queue (start a block row's first copy: the
+// Vector's cross-block prefetch) and Score (the row's scores of the block into acc, releasing the
+// slot after its last copy when asked).
 #pragma once
 #include "kernel/lightning_indexer_handshake.h"
 #include "kernel/lightning_indexer_work.h"
@@ -56,6 +57,7 @@ class HeadSum {
     LoadWeights(row * t_->heads, static_cast<uint32_t>(rows * t_->heads));
   }
 
+  __aicore__ inline void Ahead(const BlockRow& /*b*/) {}  // every copy reads the slot
   __aicore__ inline void Queue(const BlockRow& b) { CopyHeads(b.base, 0); }
 
   // acc[0, cols) = sum_h w[r, h] * scores[base + h * bp + (0 .. cols)]. Per chunk of heads (rows

@@ -149,7 +149,10 @@ class Vector {
 
   __aicore__ inline void ScorePass(Pass& p) {
     for (int64_t h = NextMine(p, 0); h < p.count; h = NextMine(p, h + 1)) {
-      if (h >= p.awaited) AwaitThrough(p, h);  // else the last block's prefetch has awaited it
+      if (h >= p.awaited) {  // else the last block's prefetch has awaited it
+        Ahead(p, h);
+        AwaitThrough(p, h);
+      }
       ScoreBlock(p, h);
     }
     if (p.awaited < p.count) AwaitThrough(p, p.count - 1);  // the other AIV's last blocks
@@ -183,12 +186,21 @@ class Vector {
   __aicore__ inline void Prefetch(Pass& p, int64_t h) {
     const int64_t next = NextMine(p, h + 1);
     if (next >= p.count) return;
+    Ahead(p, next);
     AwaitThrough(p, next);
     const Item x = Hand(p, next);
     const int64_t r = FirstRow(x, p.o, x.k0);
     if (r >= p.o.rows) return;
     scorer_.Queue(Row(p.slot, x, p.o, r));
     p.queued = true;
+  }
+
+  // Before awaiting own hand-off h: the scorer's copies that do not read the slot, for the
+  // block's first row (the row its next Queue is for).
+  __aicore__ inline void Ahead(const Pass& p, int64_t h) {
+    const Item x = Hand(p, h);
+    const int64_t r = FirstRow(x, p.o, x.k0);
+    if (r < p.o.rows) scorer_.Ahead(Row(0, x, p.o, r));
   }
 
   __aicore__ inline void BeginUnit(const Item& x, const Rows& o) {

@@ -5,7 +5,8 @@
 //   q [N1, D] int8 -(Nd2Nz, rows past N1 copies of row 0)-> L1 -(LoadData: the NZ of q is the ZN
 //   of q^T)-> L0B, once; wq [N1] float16 (kernel/liq_weights.h) 16 times -> L1 -> L0A (Zz), once.
 //   Per key tile (tile_keys keys of a block, one GM run): keys -(Nd2Nz, a 16-key row block per ND
-//   matrix = Zz)-> L1 -> L0A; stage 1: int8 Mmad k . q^T into int32 L0C [keys, n1_pad]; Fixpipe
+//   matrix = Zz; a full tile as pairs of keys, two keys per Nd2Nz row: the Zz of its keys in
+//   paired order, kernel/liq_pairs.h)-> L1 -> L0A; stage 1: int8 Mmad k . q^T into int32 L0C [keys, n1_pad]; Fixpipe
 //   DEQF16 (scale 2^-10) with reluPre into L1 as NZ, which is the ZN layout of the next B;
 //   stage 2: LoadData -> L0B, float16 Mmad wq . a^T (m = 16, float32 accumulation) into the
 //   tile's columns of the block's L0C [16, block_keys]; after the block's last tile one Fixpipe of
@@ -13,7 +14,7 @@
 //   pipe's in-order completion, and so stage 1's next L1 output, once per tile).
 // The slot (one float32 row of block_pad per block) is published to the group's AIVs, which
 // multiply by the key scales, mask, sort and merge (kernel/lightning_indexer_vector.h with
-// kernel/liq_key_scale.h). Software pipelined: key tiles are loaded two ahead (three L1
+// kernel/liq_key_scale.h). Software pipelined: key tiles are loaded three ahead (four L1
 // buffers), tile n + 1's stage 1 is issued before tile n's stage 2, so the in-order M pipe does
 // not wait on the FIX -> MTE1 round trip; the two L1 buffers of stage 1's output take turns
 // (FIX_MTE1 / MTE1_FIX flags, ids 0 and 1). L0A key tiles and the L0C tiles of both stages are
@@ -28,6 +29,7 @@
 // there, but the key loads already issued keep MTE2 busy. Before the verdict every GM row read is
 // kept inside its tensor.
 #pragma once
+#include "kernel/liq_pairs.h"
 #include "kernel/liq_tiling.h"
 #include "kernel/liq_weights.h"
 #include "kernel/lightning_indexer_check.h"
@@ -133,7 +135,7 @@ class LiqCube {
     for (int32_t i = 0; i < kKeysAhead; ++i) IssueNext(x, y, by, handoffs);
     Tile next = cur;
     bool more = Next(x, y, by, handoffs, next);
-    // wq's DMA before the third key tile's (it would queue behind it; stage 1 of the first tile
+    // wq's DMA before the fourth key tile's (it would queue behind it; stage 1 of the first tile
     // waits for that tile's keys anyway), its move to L0A after stage 1's (MTE1 is in order)
     wq_ready_.Wait();
     IssueWeights(row);
@@ -284,7 +286,9 @@ class LiqCube {
     LocalTensor<int8_t> k1 = k_l1_.AllocTensor<int8_t>();
     const GlobalTensor<int8_t> src = key_[at];
     const int64_t full = filled / kFractalRows, rem = filled % kFractalRows;
-    if (full > 0) {
+    if (PairedTile(t_, p.n) && filled == p.n) {
+      IssuePairedKeys(k1, src, p.n);
+    } else if (full > 0) {
       AscendC::DataCopy(k1, src,
                         AscendC::Nd2NzParams(static_cast<uint16_t>(full), kFractalRows, dd,
                                              static_cast<uint16_t>(kFractalRows * d), dd, kFractalRows, 1,
@@ -302,6 +306,20 @@ class LiqCube {
       r += c;
     }
     k_l1_.EnQue(k1);
+  }
+
+  // A full tile as pairs of keys (kernel/liq_pairs.h): pair j of a 32-key group g, keys
+  // 32g + 2j + s (s = 0, 1), goes to row j of row block 2g + s, so the L1 tile is the Zz of the
+  // keys in paired order. One Nd2Nz per half group (pairs 0-7 -> rows 0-7, pairs 8-15 -> 8-15).
+  __aicore__ inline void IssuePairedKeys(const LocalTensor<int8_t>& k1, const GlobalTensor<int8_t>& src, int64_t n) {
+    const int64_t d = t_.head_dim;
+    const uint16_t groups = static_cast<uint16_t>(n / kPairGroup), row = static_cast<uint16_t>(2 * d);
+    const uint16_t group_bytes = static_cast<uint16_t>(kPairGroup * d);  // a group in GM and in L1
+    for (int64_t half = 0; half < 2; ++half) {
+      AscendC::DataCopy(k1[static_cast<uint32_t>(half * kFractalRows / 2 * kC0Int8)], src[half * kFractalRows * d],
+                        AscendC::Nd2NzParams(groups, kFractalRows / 2, row, group_bytes, row, kFractalRows, 1,
+                                             group_bytes));
+    }
   }
 
   // Tile p: keys -> L0A, k . q^T (int8, int32 accumulation) -> Fixpipe DEQF16 2^-10 + ReLU -> the
@@ -389,7 +407,7 @@ class LiqCube {
     c2_.FreeTensor(c2);
   }
 
-  static constexpr int32_t kKeysAhead = 2;  // key tiles loading while stage 1 runs: hides the DMA latency
+  static constexpr int32_t kKeysAhead = 3;  // key tiles loading while stage 1 runs: hides the DMA latency
   static constexpr int64_t kC0Int8 = 32;             // int8 elements of one 32-byte fractal row
   static constexpr int64_t kDeqScale = 0x3a800000;   // 2^-10 as float32 bits: keeps |dot| <= 2^21 in float16
 

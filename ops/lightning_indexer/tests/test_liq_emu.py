@@ -91,6 +91,21 @@ def test_ties_go_to_the_smaller_index():
         assert (np.diff(val[0, 0, 0, :10]) == 0).any(), "the case should hold ties"
 
 
+def test_paired_key_tiles_keep_key_order():
+    """Full key tiles of 128 keys are loaded as pairs of keys (kernel/liq_pairs.h), so the AIC
+    scores them in paired order; the AIV puts the scores back in key order before it sorts: ties
+    (keys from a pool of 5) still go to the smaller index, with partial last tiles (unpaired) and
+    causal limits inside a group of 32, in every key layout."""
+    shape = Shape((2, 1), (300, 77), 16, D, 40, block_size=128)
+    for lk in ("PA_BSND", "BSND", "TND"):
+        args = make16(shape, "BSND", lk, seed=9, key_pool=5)
+        assert core.kernel_tiling(**args, sparse_mode=3, soc=B2)["tile_keys"] == 128
+        for mode in (0, 3):
+            idx, val, _ = run_emu(args, mode)
+            assert_npu_exact(idx, val, args, mode, shape.k)
+            assert (np.diff(val[0, 0, 0, :10]) == 0).any(), "the case should hold ties"
+
+
 @pytest.mark.parametrize("shape,halves", [
     (Shape((1,), (16384,), 64, D, 2048, block_size=128, name="decode-B1-S2=16k"), 0),
     (Shape((1, 1, 1, 1), (8192, 8000, 5000, 8192), 64, D, 2048, block_size=64, name="decode-B4-S2=8k"), 1),
