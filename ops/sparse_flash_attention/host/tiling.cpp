@@ -44,16 +44,17 @@ struct Shape {
 };
 
 // One AIV's UB (Vector::Init's InitBuffer calls).
-int64_t vector_ub(const Shape& s, int64_t kt, int64_t sh, int64_t oh, int64_t index_chunk, int64_t in_buffers) {
+// (The index chunks of a unit's count go through an S / O buffer: no UB of their own.)
+int64_t vector_ub(const Shape& s, int64_t kt, int64_t sh, int64_t oh, int64_t in_buffers) {
   const int64_t hp = round_up(s.heads_per_aiv, 8), d = s.head_dim;
   return in_buffers * ub(std::max(sh * kt, oh * d) * 4)          // S or O chunks in (one queue)
          + 2 * ub(sh * kt * s.elem) + 2 * ub(oh * d * s.elem)     // P out, output rows out
          + ub(s.heads_per_aiv * d * 4)                   // acc
          + 4 * ub(hp * 4) + ub(2 * hp * 4)               // max, sum, zero, -inf; alpha x 2
-         + ub(round_up(sh, 8) * 4) + ub(3 * round_up(2 * sh, 8) * 4)  // diff, reductions (2 chunks' maxima, sums)
+         + ub(hp * 8 * 4)                                // each head's 8 sum lanes
+         + ub(round_up(sh, 8) * 4) + ub(2 * round_up(2 * sh, 8) * 4)  // diff, reductions (2 chunks' maxima)
          + ub((round_up(kt, 64) + 64) * 4)               // reduction scratch (WorkFloats)
-         + ub(kt * 4) + ub(sh * 8 * 4)                   // mask, each head's max as a block
-         + ub(index_chunk * 4);                          // index chunk
+         + ub(kt * 4) + 3 * ub(sh * 8 * 4);              // mask; each head's max, diff, alpha as blocks
 }
 
 // The check phase's UB (DataCheck::Run: index chunks, a staging word, the chunk as float32 with
@@ -144,7 +145,7 @@ SparseFlashAttentionTiling compute_kernel(const Args& a, const Dims& d, const ao
     int64_t sh = 0, oh = 0, bufs = 0, best_flight = 0;
     for (int64_t b = kMaxInBuffers; b >= 2; --b) {
       int64_t bsh = chunk_of(kMaxSoftmaxHeads), boh = chunk_of(kMaxOutHeads);
-      while (vector_ub(s, kt, bsh, boh, t.index_chunk, b) > p.ub_bytes && (bsh > 8 || boh > 2)) {
+      while (vector_ub(s, kt, bsh, boh, b) > p.ub_bytes && (bsh > 8 || boh > 2)) {
         if (boh > 2) {
           boh /= 2;
         } else {
@@ -152,7 +153,7 @@ SparseFlashAttentionTiling compute_kernel(const Args& a, const Dims& d, const ao
         }
       }
       const int64_t flight = (b - 1) * std::max(bsh * kt, boh * d.head_dim);
-      if (vector_ub(s, kt, bsh, boh, t.index_chunk, b) <= p.ub_bytes && flight > best_flight) {
+      if (vector_ub(s, kt, bsh, boh, b) <= p.ub_bytes && flight > best_flight) {
         best_flight = flight;
         bufs = b;
         sh = bsh;
@@ -236,7 +237,7 @@ int64_t kernel_ub_bytes(const SparseFlashAttentionTiling& t) {
   s.kv_width = t.kv_width;
   s.m_pad = t.m_pad;
   s.heads_per_aiv = t.heads_per_aiv;
-  return std::max({vector_ub(s, t.tile_keys, t.softmax_heads, t.out_heads, t.index_chunk, t.in_buffers),
+  return std::max({vector_ub(s, t.tile_keys, t.softmax_heads, t.out_heads, t.in_buffers),
                    check_ub(t.block_dim, t.index_chunk),
                    t.splits > 1 ? combine_ub(t.combine_heads, t.splits, t.head_dim, s.elem) : 0});
 }

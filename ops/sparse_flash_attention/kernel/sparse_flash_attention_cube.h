@@ -20,6 +20,8 @@
 
 namespace sparse_flash_attention {
 
+constexpr int64_t kValueChunksAhead = 2;  // L0B holds two V chunks (b_l0_'s buffers)
+
 template <typename T>
 class Cube {
  public:
@@ -236,9 +238,13 @@ class Cube {
   }
 
   // O_t = P.V of the tile once the AIVs published P -> O slot (direct_unit >= 0: into that
-  // unit's partial acc); published to the AIVs.
+  // unit's partial acc); published to the AIVs. V's first two column chunks go to L0B before the
+  // wait for P (they need only the gathered tile): after P the kv buffer is freed two Mmads
+  // earlier, and the next gather into it starts sooner.
   __aicore__ inline void ValueTile(const LocalTensor<T>& kv, int64_t tile, int64_t direct_unit = -1) {
     const int64_t kt = t_.tile_keys, key_blocks = kt / kFractal, nc = t_.n_chunk;
+    const int64_t chunks = t_.head_dim / nc, ahead = Min(chunks, kValueChunksAhead);
+    for (int64_t i = 0; i < ahead; ++i) LoadValue(kv, i * nc);
     const int32_t slot = SlotOf(tile);
     AscendC::CrossCoreWaitFlag(kProbsReady + slot);
     LocalTensor<T> p = p_l1_.template AllocTensor<T>();
@@ -250,39 +256,20 @@ class Cube {
     p_l1_.FreeTensor(p);
     a_l0_.EnQue(a);
     a = a_l0_.template DeQue<T>();
-    for (int64_t n0 = 0; n0 < t_.head_dim; n0 += nc) {
-      // V [keys, columns n0 .. n0 + nc): fractal (key block kb, column block cb) of the L1 tile
-      // (NZ: cb * key_blocks + kb), transposed, goes to fractal kb * col_blocks + cb of L0B: the
-      // Zn layout of V itself. One LoadData per column block (its key_blocks fractals are
-      // consecutive in L1; dstGap spreads them col_blocks apart) or per key block (its
-      // col_blocks fractals key_blocks apart in L1, consecutive in L0B), whichever needs fewer
-      // instructions: each LoadData costs its issue and start on MTE1.
-      LocalTensor<T> b = b_l0_.template AllocTensor<T>();
-      const int64_t col_block = (t_.value_col + n0) / kFractal, col_blocks = nc / kFractal;
-      const bool by_column = col_blocks < key_blocks;
-      for (int64_t i = 0; i < (by_column ? col_blocks : key_blocks); ++i) {
-        AscendC::LoadData2DParams ld;
-        ld.startIndex = static_cast<uint16_t>(by_column ? (col_block + i) * key_blocks : col_block * key_blocks + i);
-        ld.repeatTimes = static_cast<uint8_t>(by_column ? key_blocks : col_blocks);
-        ld.srcStride = static_cast<uint16_t>(by_column ? 1 : key_blocks);
-        ld.sid = 0;
-        ld.dstGap = static_cast<uint16_t>(by_column ? col_blocks - 1 : 0);
-        ld.ifTranspose = true;
-        ld.addrMode = 0;
-        AscendC::LoadData(b[static_cast<uint32_t>(by_column ? i * kFractal * kFractal : i * nc * kFractal)], kv, ld);
-      }
-      b_l0_.EnQue(b);
-      b = b_l0_.template DeQue<T>();
-      LocalTensor<float> c = c_l0_.template AllocTensor<float>();
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t n0 = c * nc;
+      LocalTensor<T> b = b_l0_.template DeQue<T>();
+      LocalTensor<float> acc = c_l0_.template AllocTensor<float>();
       AscendC::MmadParams mp;
       mp.m = MmadRows();
       mp.n = static_cast<uint16_t>(nc);
       mp.k = static_cast<uint16_t>(kt);
       mp.cmatrixInitVal = true;
-      AscendC::Mmad(c, a, b, mp);
+      AscendC::Mmad(acc, a, b, mp);
       b_l0_.FreeTensor(b);
-      c_l0_.EnQue(c);
-      c = c_l0_.template DeQue<float>();
+      if (c + ahead < chunks) LoadValue(kv, (c + ahead) * nc);
+      c_l0_.EnQue(acc);
+      acc = c_l0_.template DeQue<float>();
       AscendC::FixpipeParamsV220 fp;
       fp.nSize = static_cast<uint16_t>(nc);
       fp.mSize = static_cast<uint16_t>(t_.heads);
@@ -292,18 +279,43 @@ class Cube {
       const GlobalTensor<float> dst = direct_unit >= 0
                                           ? partials_[static_cast<uint64_t>(direct_unit * t_.partial_floats + n0)]
                                           : o_slots_[static_cast<uint64_t>(slot * t_.o_slot_floats + n0)];
-      AscendC::Fixpipe(dst, c, fp);
-      c_l0_.FreeTensor(c);
+      AscendC::Fixpipe(dst, acc, fp);
+      c_l0_.FreeTensor(acc);
     }
     a_l0_.FreeTensor(a);
     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(kOutReady + slot);
+  }
+
+  // V [keys, columns n0 .. n0 + n_chunk) into an L0B buffer, queued in b_l0_: fractal (key block
+  // kb, column block cb) of the L1 tile (NZ: cb * key_blocks + kb), transposed, goes to fractal
+  // kb * col_blocks + cb of L0B: the Zn layout of V itself. One LoadData per column block (its
+  // key_blocks fractals are consecutive in L1; dstGap spreads them col_blocks apart) or per key
+  // block (its col_blocks fractals key_blocks apart in L1, consecutive in L0B), whichever needs
+  // fewer instructions: each LoadData costs its issue and start on MTE1.
+  __aicore__ inline void LoadValue(const LocalTensor<T>& kv, int64_t n0) {
+    const int64_t key_blocks = t_.tile_keys / kFractal, nc = t_.n_chunk;
+    LocalTensor<T> b = b_l0_.template AllocTensor<T>();
+    const int64_t col_block = (t_.value_col + n0) / kFractal, col_blocks = nc / kFractal;
+    const bool by_column = col_blocks < key_blocks;
+    for (int64_t i = 0; i < (by_column ? col_blocks : key_blocks); ++i) {
+      AscendC::LoadData2DParams ld;
+      ld.startIndex = static_cast<uint16_t>(by_column ? (col_block + i) * key_blocks : col_block * key_blocks + i);
+      ld.repeatTimes = static_cast<uint8_t>(by_column ? key_blocks : col_blocks);
+      ld.srcStride = static_cast<uint16_t>(by_column ? 1 : key_blocks);
+      ld.sid = 0;
+      ld.dstGap = static_cast<uint16_t>(by_column ? col_blocks - 1 : 0);
+      ld.ifTranspose = true;
+      ld.addrMode = 0;
+      AscendC::LoadData(b[static_cast<uint32_t>(by_column ? i * kFractal * kFractal : i * nc * kFractal)], kv, ld);
+    }
+    b_l0_.EnQue(b);
   }
 
   AscendC::TPipe pipe_;
   AscendC::TQue<AscendC::TPosition::A1, 1> q_l1_, p_l1_;
   AscendC::TQue<AscendC::TPosition::B1, 1> kv_l1_;
   AscendC::TQue<AscendC::TPosition::A2, 1> a_l0_;
-  AscendC::TQue<AscendC::TPosition::B2, 1> b_l0_;
+  AscendC::TQue<AscendC::TPosition::B2, kValueChunksAhead> b_l0_;  // V chunks queued ahead of P
   AscendC::TQue<AscendC::TPosition::CO1, 1> c_l0_;
   GlobalTensor<T> query_, query_rope_, p_slots_;
   GlobalTensor<float> s_slots_, o_slots_, partials_;

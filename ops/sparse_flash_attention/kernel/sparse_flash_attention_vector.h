@@ -4,7 +4,9 @@
 // positions |P| from the row's first n indices (UB copies, scalar walk); no position: zeros.
 // Per tile (the AIC's hand-offs, kernel/sparse_flash_attention_handshake.h):
 //   softmax    S (float32, GM slot) * scale; per head the tile max -> m' = max(m, max), alpha =
-//              exp(m - m'); e = exp(s - m') (0 on the tile's padding); l = l * alpha + sum(e);
+//              exp(m - m'); e = exp(s - m') (0 on the tile's padding); l = l * alpha + sum(e), l
+//              kept per head as 8 lanes (a level-0 Add tree folds each head's e to 8 columns:
+//              no per-head ReduceSum) and summed once at the row's end;
 //              P = e rounded to the input dtype -> GM P slot (software-pipelined over head
 //              chunks: the next chunk's max while the scalar unit does this chunk's statistics);
 //   accumulate after the AIC's P.V of the tile: acc = acc * alpha + O_t.
@@ -65,18 +67,22 @@ class Vector {
     pipe_.InitBuffer(acc_buf_, static_cast<uint32_t>(t_.heads_per_aiv) * d * sizeof(float));
     pipe_.InitBuffer(max_buf_, hp * sizeof(float));
     pipe_.InitBuffer(sum_buf_, hp * sizeof(float));
+    pipe_.InitBuffer(lanes_buf_, hp * kBlockFloats * sizeof(float));
     pipe_.InitBuffer(alpha_buf_, 2 * hp * sizeof(float));
     pipe_.InitBuffer(zero_buf_, hp * sizeof(float));
     pipe_.InitBuffer(diff_buf_, static_cast<uint32_t>(RoundUp(sh, kBlockFloats)) * sizeof(float));
-    pipe_.InitBuffer(red_buf_, 3 * static_cast<uint32_t>(RoundUp(2 * sh, kBlockFloats)) * sizeof(float));
+    pipe_.InitBuffer(red_buf_, 2 * static_cast<uint32_t>(RoundUp(2 * sh, kBlockFloats)) * sizeof(float));
     pipe_.InitBuffer(work_buf_, static_cast<uint32_t>(WorkFloats(kt)) * sizeof(float));
     pipe_.InitBuffer(mask_buf_, kt * sizeof(float));
     pipe_.InitBuffer(blocks_buf_, sh * kBlockFloats * sizeof(float));
-    pipe_.InitBuffer(idx_buf_, static_cast<uint32_t>(t_.index_chunk) * sizeof(int32_t));
+    pipe_.InitBuffer(diff_blocks_buf_, sh * kBlockFloats * sizeof(float));
+    pipe_.InitBuffer(alpha_blocks_buf_, sh * kBlockFloats * sizeof(float));
+    in_floats_ = static_cast<int64_t>(in_bytes / sizeof(float));
     pipe_.InitBuffer(minus_inf_buf_, hp * sizeof(float));
     AscendC::Duplicate(zero_buf_.Get<float>(), 0.0f, static_cast<int32_t>(hp));
     AscendC::Duplicate(minus_inf_buf_.Get<float>(), -__builtin_huge_valf(), static_cast<int32_t>(hp));
     Sync<AscendC::HardEvent::V_MTE3>();
+    Sync<AscendC::HardEvent::MTE3_MTE2>();  // the check phase's slot copies read this UB (Count's DMA)
   }
 
   __aicore__ inline void Process() {
@@ -100,6 +106,7 @@ class Vector {
         Softmax(tile + i, Min(t_.tile_keys, total - i * t_.tile_keys));
         if (i > 0) Accumulate(tile + i - 1, i == 1);
       }
+      if (hn_ > 0) FinishSums();  // before the last accumulate: the scalar unit need not wait for it
       if (direct) {
         AscendC::CrossCoreWaitFlag(kOutReady + SlotOf(tile));  // the partial acc is in GM
       } else {
@@ -123,13 +130,22 @@ class Vector {
     AscendC::WaitFlag<kEvent>(id);
   }
 
-  // |P| of unit x: the positions its entries [e0, e1) select (the contract's loop).
+  // |P| of unit x: the positions its entries [e0, e1) select (the contract's loop). The index
+  // chunks go through one buffer of the S / O queue, unused between rows.
   __aicore__ inline int64_t Count(const Row& x) {
-    const AscendC::LocalTensor<int32_t> ub = idx_buf_.Get<int32_t>();
-    const int64_t sbs = t_.sparse_block_size;
+    LocalTensor<float> buf = in_.AllocTensor<float>();
+    const int64_t total = CountIn(x, buf.ReinterpretCast<int32_t>());
+    in_.EnQue(buf);
+    buf = in_.DeQue<float>();
+    in_.FreeTensor(buf);
+    return total;
+  }
+
+  __aicore__ inline int64_t CountIn(const Row& x, const AscendC::LocalTensor<int32_t>& ub) {
+    const int64_t sbs = t_.sparse_block_size, chunk = Min(static_cast<int64_t>(t_.index_chunk), in_floats_);
     int64_t total = 0;
-    for (int64_t i = x.e0; i < x.e1; i += t_.index_chunk) {
-      const int64_t count = Min(x.e1 - i, t_.index_chunk);
+    for (int64_t i = x.e0; i < x.e1; i += chunk) {
+      const int64_t count = Min(x.e1 - i, chunk);
       Sync<AscendC::HardEvent::S_MTE2>();  // the previous chunk was read
       AscendC::DataCopyExtParams params{1, static_cast<uint32_t>(count * 4), 0, 0, 0};
       AscendC::DataCopyPadExtParams<int32_t> pad{false, 0, 0, 0};
@@ -150,7 +166,7 @@ class Vector {
     if (hn_ == 0) return;
     Sync<AscendC::HardEvent::MTE3_V>();  // the last row's lse copies read max / sum
     AscendC::Duplicate(max_buf_.Get<float>(), -__builtin_huge_valf(), static_cast<int32_t>(hn_));
-    AscendC::Duplicate(sum_buf_.Get<float>(), 0.0f, static_cast<int32_t>(hn_));
+    AscendC::Duplicate(lanes_buf_.Get<float>(), 0.0f, static_cast<int32_t>(hn_ * kBlockFloats));
     AscendC::PipeBarrier<PIPE_V>();
     Sync<AscendC::HardEvent::V_S>();  // the scalar unit updates max / sum
   }
@@ -197,15 +213,12 @@ class Vector {
           TileMax(nxt, Min(sh, hn_ - next), ((k + 1) % 2) * half);
         }
         AscendC::WaitFlag<AscendC::HardEvent::V_S>(id);
-        if (g0 > 0) AddSums(slot, g0 - sh, sh);  // the last chunk's sums (its B is done)
         NewMax(g0, hc, (k % 2) * half);
         Sync<AscendC::HardEvent::S_V>();
         Probabilities(cur, slot, g0, hc, c);
         cur = nxt;
       }
-      Sync<AscendC::HardEvent::V_S>();  // the last chunk's sums and alpha
-      const int64_t last = (hn_ - 1) / sh * sh;
-      AddSums(slot, last, hn_ - last);
+      Sync<AscendC::HardEvent::V_S>();  // the last chunk's alpha (read by the accumulate)
       Sync<AscendC::HardEvent::S_V>();  // the next tile's reductions rewrite red
     }
     AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(kProbsReady + slot);  // after the P copies
@@ -222,29 +235,34 @@ class Vector {
   }
 
   // Scalar: own heads [g0, g0 + hc): m' = max(m, tile max at red[at + 2 i]); diff = m - m' (-inf
-  // on the row's first tile: alpha 0); each head's m' as a 32-byte block of 8 copies.
+  // on the row's first tile: alpha 0); each head's m' and diff as 32-byte blocks of 8 copies.
   __aicore__ inline void NewMax(int64_t g0, int64_t hc, uint32_t at) {
     const LocalTensor<float> red = red_buf_.Get<float>(), diff = diff_buf_.Get<float>();
     const LocalTensor<float> maxes = max_buf_.Get<float>(), blocks = blocks_buf_.Get<float>();
+    const LocalTensor<float> diff_blocks = diff_blocks_buf_.Get<float>();
     for (int64_t i = 0; i < hc; ++i) {
       const uint32_t g = static_cast<uint32_t>(g0 + i);
       const float old = maxes.GetValue(g), tile_max = red.GetValue(at + static_cast<uint32_t>(2 * i));
       const float now = tile_max > old ? tile_max : old;
       maxes.SetValue(g, now);
       diff.SetValue(static_cast<uint32_t>(i), old - now);
-      for (uint32_t k = 0; k < kBlockFloats; ++k) blocks.SetValue(static_cast<uint32_t>(i * kBlockFloats) + k, now);
+      for (uint32_t k = 0; k < kBlockFloats; ++k) {
+        blocks.SetValue(static_cast<uint32_t>(i * kBlockFloats) + k, now);
+        diff_blocks.SetValue(static_cast<uint32_t>(i * kBlockFloats) + k, old - now);
+      }
     }
   }
 
   // Stage B of the chunk at own heads [g0, g0 + hc): alpha = exp(diff); e = exp(s - m') (0 on
-  // the padding); each head's sum -> red[SumsAt() + 2 i] (after the two chunks' maxima); P = e
-  // rounded -> the P slot.
+  // the padding); P = e rounded -> the P slot; each head's 8 sum lanes = lanes * alpha + e
+  // folded to 8 columns.
   __aicore__ inline void Probabilities(LocalTensor<float>& s, int32_t slot, int64_t g0, int64_t hc, int64_t c) {
     const int64_t kt = t_.tile_keys;
-    const LocalTensor<float> red = red_buf_.Get<float>(), work = work_buf_.Get<float>();
     const LocalTensor<float> diff = diff_buf_.Get<float>(), blocks = blocks_buf_.Get<float>();
     const LocalTensor<float> alpha = AlphaOf(slot), mask = mask_buf_.Get<float>();
+    const LocalTensor<float> alpha_blocks = alpha_blocks_buf_.Get<float>();
     AscendC::Exp(alpha[static_cast<uint32_t>(g0)], diff, static_cast<int32_t>(hc));
+    AscendC::Exp(alpha_blocks, diff_blocks_buf_.Get<float>(), static_cast<int32_t>(hc * kBlockFloats));
     PerHead(s, blocks, hc, true);  // s - m', each head's m' as a block of 8 copies
     AscendC::PipeBarrier<PIPE_V>();
     AscendC::Exp(s, s, static_cast<int32_t>(hc * kt));
@@ -253,13 +271,12 @@ class Vector {
       PerHead(s, mask, hc, false);
       AscendC::PipeBarrier<PIPE_V>();
     }
-    const uint32_t sums_at = SumsAt();
-    for (int64_t i = 0; i < hc; ++i) {
-      AscendC::ReduceSum(red[sums_at + static_cast<uint32_t>(2 * i)], HeadRow(s, i), work, static_cast<int32_t>(kt));
-    }
     LocalTensor<T> p = p_out_.AllocTensor<T>();
     AscendC::Cast(p, s, AscendC::RoundMode::CAST_RINT, static_cast<int32_t>(hc * kt));
     p_out_.EnQue(p);
+    AscendC::PipeBarrier<PIPE_V>();  // the fold rewrites what the Cast read
+    FoldToLanes(s, hc);
+    AddLanes(s, alpha_blocks, g0, hc);
     in_.FreeTensor(s);
     p = p_out_.DeQue<T>();
     AscendC::DataCopy(p_slots_[static_cast<uint64_t>(slot * t_.p_slot_elems + (h0_ + g0) * kt)], p,
@@ -267,15 +284,45 @@ class Vector {
     p_out_.FreeTensor(p);
   }
 
-  // Scalar: l = l * alpha + the chunk's sums, own heads [g0, g0 + hc) (after its stage B).
-  __aicore__ inline void AddSums(int32_t slot, int64_t g0, int64_t hc) {
-    const LocalTensor<float> red = red_buf_.Get<float>(), sums = sum_buf_.Get<float>();
-    const LocalTensor<float> alpha = AlphaOf(slot);
-    const uint32_t sums_at = SumsAt();
-    for (int64_t i = 0; i < hc; ++i) {
-      const uint32_t g = static_cast<uint32_t>(g0 + i);
-      sums.SetValue(g, sums.GetValue(g) * alpha.GetValue(g) + red.GetValue(sums_at + static_cast<uint32_t>(2 * i)));
+  // Each of the hc head rows of s (tile_keys floats apart) summed down to its first 8 columns
+  // in place by level-0 Adds over all the rows: columns [h, w) fold onto [0, w - h), h a multiple
+  // of 8 (32-byte aligned operands).
+  __aicore__ inline void FoldToLanes(const LocalTensor<float>& s, int64_t hc) {
+    const uint8_t row_blocks = static_cast<uint8_t>(t_.tile_keys / kBlockFloats);
+    const AscendC::BinaryRepeatParams params(1, 1, 1, row_blocks, row_blocks, row_blocks);
+    for (int64_t w = t_.tile_keys; w > kBlockFloats;) {
+      const int64_t h = RoundUp(CeilDiv(w, 2), kBlockFloats);
+      for (int64_t c = 0; c < w - h; c += kRepeatFloats) {
+        const uint64_t mask = static_cast<uint64_t>(Min(kRepeatFloats, w - h - c));
+        AscendC::Add(s[static_cast<uint32_t>(c)], s[static_cast<uint32_t>(c)], s[static_cast<uint32_t>(h + c)], mask,
+                     static_cast<uint8_t>(hc), params);
+      }
+      AscendC::PipeBarrier<PIPE_V>();
+      w = h;
     }
+  }
+
+  // lanes of own heads [g0, g0 + hc) = lanes * alpha (8 copies per head) + the chunk's folded rows.
+  __aicore__ inline void AddLanes(const LocalTensor<float>& s, const LocalTensor<float>& alpha_blocks, int64_t g0,
+                                  int64_t hc) {
+    const LocalTensor<float> lanes = lanes_buf_.Get<float>()[static_cast<uint32_t>(g0 * kBlockFloats)];
+    AscendC::Mul(lanes, lanes, alpha_blocks, static_cast<int32_t>(hc * kBlockFloats));
+    AscendC::PipeBarrier<PIPE_V>();
+    const uint8_t row_blocks = static_cast<uint8_t>(t_.tile_keys / kBlockFloats);
+    AscendC::Add(lanes, lanes, s, kBlockFloats, static_cast<uint8_t>(hc),
+                 AscendC::BinaryRepeatParams(1, 1, 1, 1, 1, row_blocks));
+  }
+
+  // Scalar, at the row's end: l = the sum of each own head's 8 lanes.
+  __aicore__ inline void FinishSums() {
+    Sync<AscendC::HardEvent::V_S>();  // the last tile's lanes
+    const LocalTensor<float> lanes = lanes_buf_.Get<float>(), sums = sum_buf_.Get<float>();
+    for (int64_t g = 0; g < hn_; ++g) {
+      float l = 0.0f;
+      for (int64_t k = 0; k < kBlockFloats; ++k) l += lanes.GetValue(static_cast<uint32_t>(g * kBlockFloats + k));
+      sums.SetValue(static_cast<uint32_t>(g), l);
+    }
+    Sync<AscendC::HardEvent::S_V>();  // EndRow's vector reads follow
   }
 
   // acc = acc * alpha + O_t of tile `tile`, once the AIC's P.V of it is in the O slot; on the
@@ -424,8 +471,7 @@ class Vector {
     }
   }
 
-  // red: [maxima of chunk k even | maxima of chunk k odd | sums], RoundUp(2 sh, 8) floats each
-  __aicore__ inline uint32_t SumsAt() const { return static_cast<uint32_t>(2 * RoundUp(2 * t_.softmax_heads, kBlockFloats)); }
+  // red: [maxima of chunk k even | maxima of chunk k odd], RoundUp(2 sh, 8) floats each
   __aicore__ inline LocalTensor<float> HeadRow(const LocalTensor<float>& s, int64_t i) const {
     return s[static_cast<uint32_t>(i * t_.tile_keys)];
   }
@@ -439,7 +485,7 @@ class Vector {
   AscendC::TQue<AscendC::TPosition::VECIN, kMaxInBuffers> in_;
   AscendC::TQue<AscendC::TPosition::VECOUT, 1> p_out_, y_out_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> acc_buf_, max_buf_, sum_buf_, alpha_buf_, zero_buf_, minus_inf_buf_, diff_buf_, red_buf_,
-      work_buf_, mask_buf_, blocks_buf_, idx_buf_;
+      work_buf_, mask_buf_, blocks_buf_, diff_blocks_buf_, alpha_blocks_buf_, lanes_buf_;
   GlobalTensor<int32_t> indices_;
   GlobalTensor<T> out_, p_slots_;
   GlobalTensor<float> max_, sum_, s_slots_, o_slots_, partials_;
@@ -447,6 +493,7 @@ class Vector {
   SparseFlashAttentionTiling t_;
   int64_t h0_ = 0;  // first own head
   int64_t hn_ = 0;  // own heads
+  int64_t in_floats_ = 0;  // floats of one S / O queue buffer
 };
 
 }  // namespace sparse_flash_attention

@@ -208,8 +208,9 @@ def test_aic_warms_its_first_walk_during_the_check_phase(tmp_path, monkeypatch):
 def test_softmax_reduces_the_next_chunk_while_the_scalar_unit_works(tmp_path, monkeypatch):
     """The AIV's softmax is software-pipelined over its head chunks: the tile maxima of chunk
     k + 1 (its ReduceMaxes) are issued before the scalar unit turns chunk k's maxima into m',
-    so in the trace the first ReduceMax of the second chunk starts before the first ReduceSum of
-    the first chunk (without the pipelining every ReduceSum of chunk k precedes chunk k + 1)."""
+    so in the trace the first ReduceMax of the second chunk starts before the first Exp of the
+    first chunk (its stage B; without the pipelining all of chunk k's stage B precedes chunk
+    k + 1)."""
     import csv
 
     trace = tmp_path / "trace.csv"
@@ -225,8 +226,43 @@ def test_softmax_reduces_the_next_chunk_while_the_scalar_unit_works(tmp_path, mo
         aiv = sorted((r for r in rows if r["type"] == "AIV" and r["group"] == "0" and r["sub"] == sub),
                      key=lambda r: float(r["start_us"]))
         maxes = [float(r["start_us"]) for r in aiv if r["api"] == "ReduceMax" and r["file"].endswith("_vector.h")]
-        sums = [float(r["start_us"]) for r in aiv if r["api"] == "ReduceSum" and r["file"].endswith("_vector.h")]
-        assert maxes[sh] < sums[0], sub
+        exps = [float(r["start_us"]) for r in aiv if r["api"] == "Exp" and r["file"].endswith("_vector.h")]
+        assert maxes[sh] < exps[0], sub
+
+
+@pytest.mark.parametrize("n1,topk", [(128, 300), (16, 450)])
+def test_softmax_sums_fold_to_lanes(tmp_path, monkeypatch, n1, topk):
+    """The AIV keeps each head's softmax sum l as 8 lanes: per tile the exponentials are folded
+    to 8 columns by level-0 Adds over all of a chunk's heads (no per-head ReduceSum), the lanes
+    rescaled by alpha and added, and summed once at the row's end. One row per group (no
+    splits) of three tiles, the last one padded, at tile_keys 128 (N1 = 128) and 208 (N1 = 16:
+    folds of 104, 48, 24, 8, 8 columns); softmax_sum within the contract's tolerance."""
+    import csv
+
+    trace = tmp_path / "trace.csv"
+    monkeypatch.setenv("ASCENDC_CPU_TRACE", str(trace))
+    args = make(npu_shape((20,), (700,), n1, topk, block_size=64), "BSND", "PA_BSND", "bfloat16", seed=3)
+    tiling = core.kernel_tiling(**args, sparse_mode=3, return_softmax_lse=True, soc=B4)
+    assert (tiling["splits"], tiling["tile_keys"]) == (1, {128: 128, 16: 208}[n1])
+    assert 2 * tiling["tile_keys"] < topk < 3 * tiling["tile_keys"]
+    outs, _ = run_emu(args, 3, True, "in_order", B4)
+    assert_matches(outs, args, "bfloat16", 3, lse=True)
+    aiv = [r for r in csv.DictReader(trace.open()) if r["type"] == "AIV" and r["file"].endswith("_vector.h")]
+    assert not [r for r in aiv if r["api"] == "ReduceSum"]
+    assert [r for r in aiv if r["api"] == "Add"]
+
+
+def test_unit_count_reads_index_chunks_through_an_s_o_buffer():
+    """The AIV counts a unit's positions from its index chunks copied into one buffer of the
+    S / O queue (no UB of their own): at N1 = 1 that buffer holds 512 int32, fewer than the
+    check phase's index chunk (1024), so a row of 1500 entries (one split) is counted in three
+    chunks."""
+    args = make(npu_shape((24,), (3000,), 1, 1500, block_size=64), "BSND", "PA_BSND", "bfloat16", seed=5)
+    tiling = core.kernel_tiling(**args, sparse_mode=3, return_softmax_lse=True, soc=B2)
+    assert (tiling["splits"], tiling["index_chunk"]) == (1, 1024)
+    assert max(tiling["softmax_heads"] * tiling["tile_keys"], tiling["out_heads"] * D) == 512
+    outs, _ = run_emu(args, 3, True, "in_order", B2)
+    assert_matches(outs, args, "bfloat16", 3, lse=True)
 
 
 def test_aic_prepares_the_next_unit_before_the_last_p_v(tmp_path, monkeypatch):
