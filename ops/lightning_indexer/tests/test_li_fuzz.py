@@ -218,7 +218,8 @@ def rerank(name):
     """One more axis (of 2 for weights, where a trailing 1 is legal), or the first two merged."""
     def mutate(c, rng):
         s = c[name].shape
-        if name == "weights" and len(s) > len(c["query"].shape) - 1:  # already [.., N1, 1]
+        # already [.., N1, 1] (not [.., N1, 2], which another fault may have made)
+        if name == "weights" and len(s) > len(c["query"].shape) - 1 and s[-1] == 1:
             s = s[:-1]
         if len(s) < 2 or rng.random() < 0.5:
             new = s + ((2,) if name == "weights" else (1,))
