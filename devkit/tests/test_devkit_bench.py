@@ -150,3 +150,16 @@ def test_plot_rejects():
         plot(plain, "unused.png", metric="gbps")
     with pytest.raises(ValueError, match="no results"):
         plot([], "unused.png")
+
+
+def test_device_arrays_start_on_512_byte_boundaries_with_the_same_values():
+    from ascend_ops.devkit.device_arrays import DEVICE_ALIGN, device, device_case
+
+    rng = np.random.default_rng(0)
+    for shape, dtype in (((3, 5), np.float32), ((7,), np.int8), ((2, 3, 4), np.float16)):
+        a = rng.standard_normal(shape).astype(dtype)
+        d = device(a)
+        assert d.ctypes.data % DEVICE_ALIGN == 0 and d.shape == a.shape and d.dtype == a.dtype
+        np.testing.assert_array_equal(d, a)
+    case = device_case({"x": np.arange(5, dtype=np.int32), "layout": "BSND"})
+    assert case["layout"] == "BSND" and case["x"].ctypes.data % DEVICE_ALIGN == 0

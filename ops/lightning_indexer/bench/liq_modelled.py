@@ -21,8 +21,7 @@ import numpy as np
 
 from ascend_ops.common.loader import load_native
 from ascend_ops.common.table import format_table
-
-from device_arrays import device_case  # bench/device_arrays.py
+from ascend_ops.devkit.device_arrays import device_case
 
 HERE = Path(__file__).resolve().parent
 N1, D, K, BLOCK_SIZE = 64, 128, 2048, 128

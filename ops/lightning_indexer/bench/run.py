@@ -57,7 +57,7 @@ from ascend_ops.devkit import bench  # noqa: E402
 from ascend_ops.common.table import format_table  # noqa: E402
 from ascend_ops.common.loader import load_native  # noqa: E402
 from ascend_ops.lightning_indexer import torch_ops  # noqa: E402,F401  (registers the op)
-from device_arrays import device_case  # noqa: E402  (bench/device_arrays.py)
+from ascend_ops.devkit.device_arrays import device_case  # noqa: E402
 
 OP = "lightning_indexer"
 N1, D, K, BLOCK_SIZE = 64, 128, 2048, 128
@@ -219,7 +219,7 @@ def model_case(b: int, s1: int, s2: int, seed: int = 0, layout_query: str = "BSN
                sparse_count: int = K) -> dict:
     """NumPy arguments of core.run_emu: bfloat16 as uint16 bits, PA_BSND, shuffled blocks; a TND
     query holds the same rows flat, with their ends; cmp_ratio > 1 adds residuals in [0, r).
-    Every array 512-byte aligned, as on the device (bench/device_arrays.py)."""
+    Every array 512-byte aligned, as on the device (ascend_ops.devkit.device_arrays)."""
     rng = np.random.default_rng(seed)
     blocks = b * s2 // BLOCK_SIZE
 

@@ -27,6 +27,7 @@ import numpy as np
 
 from ascend_ops.common.loader import load_native
 from ascend_ops.common.table import format_table
+from ascend_ops.devkit.device_arrays import device  # 512-byte aligned, as device allocations are
 
 D, DR, K, BLOCK_SIZE, KV_LEN = 512, 64, 2048, 128, 8192
 ROOT = Path(__file__).resolve().parents[3]
@@ -40,23 +41,6 @@ def _bf16(rng, shape):
     return rng.standard_normal(shape, dtype=np.float32).astype(ml_dtypes.bfloat16)
 
 
-# Device tensors start on 512-byte boundaries: torch_npu's caching allocator hands out blocks in
-# multiples of 512 bytes (NPUCachingAllocator.cpp, kMinBlockSize = 512) from segments of 2 MiB
-# pages. The emulator models the L2 with 512-byte lines at the arrays' host addresses, and NumPy's
-# large arrays start 16 bytes into a page: a 1 KiB latent row would then touch three L2 lines
-# instead of two (N1=32 B=8: 36.5 MB of modelled HBM traffic instead of 29.6 MB).
-DEVICE_ALIGN = 512
-
-
-def _device(a: np.ndarray) -> np.ndarray:
-    """A copy of `a` starting on a DEVICE_ALIGN-byte boundary (as a device allocation does)."""
-    buf = np.empty(a.nbytes + DEVICE_ALIGN, np.uint8)
-    at = (-buf.ctypes.data) % DEVICE_ALIGN
-    out = buf[at:at + a.nbytes].view(a.dtype).reshape(a.shape)
-    out[...] = a
-    return out
-
-
 def decode_case(n1: int, b: int, seed: int = 0) -> dict:
     """Keyword arguments of core.run_emu / kernel_tiling for one decode step of b requests
     (every array 512-byte aligned, as on the device)."""
@@ -64,13 +48,13 @@ def decode_case(n1: int, b: int, seed: int = 0) -> dict:
     per_batch = KV_LEN // BLOCK_SIZE
     blocks = b * per_batch
     idx = np.stack([rng.permutation(KV_LEN)[:K] for _ in range(b)]).astype(np.int32).reshape(b, 1, 1, K)
-    key = _device(_bf16(rng, (blocks, BLOCK_SIZE, 1, D)))
-    return dict(query=_device(_bf16(rng, (b, 1, n1, D))), key=key, value=key, sparse_indices=_device(idx),
+    key = device(_bf16(rng, (blocks, BLOCK_SIZE, 1, D)))
+    return dict(query=device(_bf16(rng, (b, 1, n1, D))), key=key, value=key, sparse_indices=device(idx),
                 scale_value=float(1 / np.sqrt(D + DR)),
-                block_table=_device(rng.permutation(blocks).reshape(b, per_batch).astype(np.int32)),
-                actual_seq_lengths_kv=_device(np.full(b, KV_LEN, np.int32)),
-                query_rope=_device(_bf16(rng, (b, 1, n1, DR))),
-                key_rope=_device(_bf16(rng, (blocks, BLOCK_SIZE, 1, DR))), layout_query="BSND", layout_kv="PA_BSND",
+                block_table=device(rng.permutation(blocks).reshape(b, per_batch).astype(np.int32)),
+                actual_seq_lengths_kv=device(np.full(b, KV_LEN, np.int32)),
+                query_rope=device(_bf16(rng, (b, 1, n1, DR))),
+                key_rope=device(_bf16(rng, (blocks, BLOCK_SIZE, 1, DR))), layout_query="BSND", layout_kv="PA_BSND",
                 sparse_mode=3)
 
 

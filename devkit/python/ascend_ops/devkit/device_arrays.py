@@ -1,13 +1,16 @@
-"""NumPy arrays placed as device allocations are, for the emulator's modelled benches.
+"""NumPy arrays placed as device allocations are, for the benches that model NPU time on the emulator.
 
 Device tensors start on 512-byte boundaries: torch_npu's caching allocator hands out blocks in
-multiples of 512 bytes (NPUCachingAllocator.cpp, kMinBlockSize = 512). The emulator models the L2
-with 512-byte lines at the arrays' host addresses, and NumPy's large arrays start 16 bytes into a
-page, so an unaligned array touches lines a device tensor would not.
+multiples of 512 bytes (NPUCachingAllocator.cpp, kMinBlockSize = 512) from segments of 2 MiB
+pages. The emulator models the L2 with 512-byte lines at the arrays' host addresses, and NumPy's
+large arrays start 16 bytes into a page, so an unaligned array touches lines a device tensor would
+not (sparse_flash_attention's gathered 1 KiB latent rows: three lines instead of two).
 """
 from __future__ import annotations
 
 import numpy as np
+
+__all__ = ["DEVICE_ALIGN", "device", "device_case"]
 
 DEVICE_ALIGN = 512
 
