@@ -174,6 +174,7 @@ TypeError, ValueError, IndexError naming the argument, the expected and the actu
             {"units_per_core", t.units_per_core},
             {"cores_with_extra", t.cores_with_extra},
             {"combine_heads", t.combine_heads},
+            {"combine_buffers", t.combine_buffers},
             {"m_pad", t.m_pad},
             {"heads_per_aiv", t.heads_per_aiv},
             {"tile_keys", t.tile_keys},

@@ -66,10 +66,10 @@ int64_t check_ub(int64_t block_dim, int64_t index_chunk) {
 }
 
 // The combine's UB (Combine::Init), after the vector side's is released.
-int64_t combine_ub(int64_t heads, int64_t splits, int64_t head_dim, int64_t elem) {
+int64_t combine_ub(int64_t heads, int64_t splits, int64_t head_dim, int64_t elem, int64_t buffers) {
   const int64_t hg = round_up(heads, 8);
   return 3 * ub(splits * hg * 4) + 3 * ub(hg * 4)                       // m, l, w; M, L, zeros
-         + ub(heads * head_dim * 4) + ub(splits * heads * head_dim * 4)  // acc; every split's acc
+         + ub(heads * head_dim * 4) + buffers * ub(splits * heads * head_dim * 4)  // acc; the splits' accs
          + 2 * ub(heads * head_dim * elem);                              // output rows out
 }
 
@@ -197,12 +197,22 @@ SparseFlashAttentionTiling compute_kernel(const Args& a, const Dims& d, const ao
   t.units_per_core = static_cast<int32_t>(units / t.block_dim);
   t.cores_with_extra = static_cast<int32_t>(units % t.block_dim);
   // The combine: the (row, head group) items spread over every AIV, at most kMaxCombineHeads heads each.
-  int64_t combine_heads = std::clamp<int64_t>((rows * d.heads_q + 2 * t.block_dim - 1) / (2 * t.block_dim), 1,
-                                              std::min<int64_t>(d.heads_q, kMaxCombineHeads));
-  while (combine_heads > 1 && combine_ub(combine_heads, splits, d.head_dim, s.elem) > p.ub_bytes) --combine_heads;
+  // Two items' accs in UB (the next one's copy overlaps this one's work) where an AIV has two.
+  const int64_t aivs = 2 * static_cast<int64_t>(t.block_dim);
+  const auto combine_heads_of = [&](int64_t buffers) {
+    int64_t hc = std::clamp<int64_t>((rows * d.heads_q + aivs - 1) / aivs, 1, std::min<int64_t>(d.heads_q, kMaxCombineHeads));
+    while (hc > 1 && combine_ub(hc, splits, d.head_dim, s.elem, buffers) > p.ub_bytes) --hc;
+    return hc;
+  };
+  int64_t combine_heads = combine_heads_of(1), combine_buffers = 1;
+  if ((rows * ((d.heads_q + combine_heads - 1) / combine_heads) + aivs - 1) / aivs > 1) {
+    combine_buffers = 2;
+    combine_heads = combine_heads_of(2);
+  }
   t.combine_heads = static_cast<int32_t>(combine_heads);
+  t.combine_buffers = static_cast<int32_t>(combine_buffers);
   if (t.tile_keys == 0 || check_ub(t.block_dim, t.index_chunk) > p.ub_bytes ||
-      (splits > 1 && combine_ub(t.combine_heads, splits, d.head_dim, s.elem) > p.ub_bytes)) {
+      (splits > 1 && combine_ub(t.combine_heads, splits, d.head_dim, s.elem, t.combine_buffers) > p.ub_bytes)) {
     throw aop::Error(AOP_VALUE_ERROR, "sparse_flash_attention: no kernel tiling fits " + std::string(p.soc) +
                                           " (UB " + std::to_string(p.ub_bytes) + ", L1 " + std::to_string(p.l1_bytes) +
                                           " bytes) for N1 = " + std::to_string(d.heads_q) +
@@ -239,7 +249,7 @@ int64_t kernel_ub_bytes(const SparseFlashAttentionTiling& t) {
   s.heads_per_aiv = t.heads_per_aiv;
   return std::max({vector_ub(s, t.tile_keys, t.softmax_heads, t.out_heads, t.in_buffers),
                    check_ub(t.block_dim, t.index_chunk),
-                   t.splits > 1 ? combine_ub(t.combine_heads, t.splits, t.head_dim, s.elem) : 0});
+                   t.splits > 1 ? combine_ub(t.combine_heads, t.splits, t.head_dim, s.elem, t.combine_buffers) : 0});
 }
 
 SparseFlashAttentionTiling kernel_tiling(const Args& a, const Dims& d, const aop_platform& platform) {

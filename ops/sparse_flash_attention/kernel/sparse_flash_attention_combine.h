@@ -37,14 +37,15 @@ class Combine {
     pipe_.InitBuffer(big_l_buf_, hg * sizeof(float));
     pipe_.InitBuffer(zero_buf_, hg * sizeof(float));
     pipe_.InitBuffer(acc_buf_, hc * d * sizeof(float));
-    pipe_.InitBuffer(o_in_, 1, splits * hc * d * sizeof(float));
+    pipe_.InitBuffer(o_in_, static_cast<uint32_t>(t_.combine_buffers), splits * hc * d * sizeof(float));
     pipe_.InitBuffer(y_out_, 2, hc * d * sizeof(T));
     AscendC::Duplicate(zero_buf_.Get<float>(), 0.0f, static_cast<int32_t>(hg));
     Sync<AscendC::HardEvent::V_MTE3>();
   }
 
+  // With two buffers the next item's accs are loaded while this item is combined.
   __aicore__ inline void Process() {
-    for (int64_t item = begin_; item < end_; ++item) Item(item / groups_, item % groups_ * t_.combine_heads);
+    for (int64_t item = begin_; item < end_; ++item) Item(item / groups_, item % groups_ * t_.combine_heads, item);
   }
 
  private:
@@ -60,16 +61,20 @@ class Combine {
     return static_cast<uint64_t>((q * t_.splits + s) * t_.partial_floats);
   }
 
-  // Heads [g0, g0 + hc) of row q.
-  __aicore__ inline void Item(int64_t q, int64_t g0) {
+  __aicore__ inline void LoadItemAccs(int64_t item) {
+    const int64_t g0 = item % groups_ * t_.combine_heads;
+    LoadAccs(item / groups_, g0, Min(t_.combine_heads, t_.heads - g0));
+  }
+
+  // Heads [g0, g0 + hc) of row q (but for the first item, its accs were queued during the last).
+  __aicore__ inline void Item(int64_t q, int64_t g0, int64_t item) {
     const int64_t hc = Min(t_.combine_heads, t_.heads - g0), d = t_.head_dim, hg = RoundUp(t_.combine_heads, 8);
     const int64_t stats = t_.heads * d, mp = RoundUp(t_.heads, kStatsAlign);
     const LocalTensor<float> m = m_buf_.Get<float>(), l = l_buf_.Get<float>(), w = w_buf_.Get<float>();
     const LocalTensor<float> big_m = big_m_buf_.Get<float>(), big_l = big_l_buf_.Get<float>();
     Sync<AscendC::HardEvent::S_MTE2>();  // the last item's scalar reads of m / l
     Sync<AscendC::HardEvent::V_MTE2>();  // and its vector reads
-    // m and l of every split: one strided copy each (a burst per split, hg floats apart in UB);
-    // the splits' accs too, issued now so their latency overlaps the weights' computation
+    // m and l of every split: one strided copy each (a burst per split, hg floats apart in UB)
     const uint32_t hc_bytes = static_cast<uint32_t>(hc * sizeof(float));
     const uint32_t gap = static_cast<uint32_t>((t_.partial_floats - hc) * sizeof(float));
     const uint32_t ub_gap = static_cast<uint32_t>((hg - RoundUp(hc, 8)) / 8);  // 32-byte blocks
@@ -77,7 +82,8 @@ class Combine {
     AscendC::DataCopyPadExtParams<float> pad{false, 0, 0, 0};
     AscendC::DataCopyPad(m, partials_[Partial(q, 0) + static_cast<uint64_t>(stats + g0)], params, pad);
     AscendC::DataCopyPad(l, partials_[Partial(q, 0) + static_cast<uint64_t>(stats + mp + g0)], params, pad);
-    LoadAccs(q, g0, hc);
+    // issued now so their latency overlaps the weights' computation
+    if (item == begin_ || t_.combine_buffers == 1) LoadItemAccs(item);
     Sync<AscendC::HardEvent::MTE2_S>();
     Sync<AscendC::HardEvent::MTE3_S>();  // the last item's lse copies read big_m / big_l
     for (int64_t h = 0; h < hc; ++h) {
@@ -91,11 +97,14 @@ class Combine {
     if (!(big_m.GetValue(0) > -__builtin_huge_valf())) {  // no split has a position: zeros
       LocalTensor<float> unused = o_in_.DeQue<float>();
       o_in_.FreeTensor(unused);
+      if (item + 1 < end_ && t_.combine_buffers > 1) LoadItemAccs(item + 1);
       Zeros(q, g0, hc);
       return;
     }
     Sync<AscendC::HardEvent::S_V>();
     Sync<AscendC::HardEvent::MTE2_V>();
+    // the next item's accs after the waits for m / l (they wait for every copy issued before them)
+    if (item + 1 < end_ && t_.combine_buffers > 1) LoadItemAccs(item + 1);
     for (int64_t s = 0; s < t_.splits; ++s) {
       const uint32_t at = static_cast<uint32_t>(s * hg);
       AscendC::Sub(w[at], m[at], big_m, static_cast<int32_t>(hc));  // empty split: -inf -> weight 0
@@ -173,7 +182,7 @@ class Combine {
 
   static constexpr int64_t kStatsAlign = 8;  // m and l of a partial start 32-byte aligned
   AscendC::TPipe pipe_;
-  AscendC::TQue<AscendC::TPosition::VECIN, 1> o_in_;  // every split's acc of an item
+  AscendC::TQue<AscendC::TPosition::VECIN, 2> o_in_;  // every split's acc of an item (combine_buffers items)
   AscendC::TQue<AscendC::TPosition::VECOUT, 1> y_out_;
   AscendC::TBuf<AscendC::TPosition::VECCALC> m_buf_, l_buf_, w_buf_, big_m_buf_, big_l_buf_, zero_buf_, acc_buf_;
   GlobalTensor<T> out_;

@@ -41,6 +41,8 @@ struct SparseFlashAttentionTiling {
   int32_t units_per_core;
   int32_t cores_with_extra;
   int32_t combine_heads;      // splits > 1: heads of one combine item (a row's heads in groups of it)
+  int32_t combine_buffers;    // splits > 1: items whose accs the combine's UB holds (2: the next one's
+                              // copy overlaps this one's work; 1 when no AIV has two items)
   int32_t m_pad;              // N1 rounded up to 16: rows of the q / P tiles in L1 / L0A
   int32_t heads_per_aiv;      // ceil(N1 / 2): AIV 0 takes heads [0, heads_per_aiv), AIV 1 the rest
   int32_t tile_keys;          // selected positions per hand-off (multiple of 16): one S / P / O tile

@@ -64,6 +64,11 @@ CASES = [
     # rescaled add; the second row starts with every S / O queue buffer used once
     ("N1=128-two-rows-of-two-tiles-per-group", npu_shape((40,), (300,), 128, 256, block_size=128),
      "BSND", "PA_BSND", "bfloat16", 3, True, True, "in_order", B4),
+    # 8 decode rows x 2 splits, N1 = 128: 72 combine items of 15 heads on 48 AIVs, so an AIV
+    # loads its next item's accs while it combines one (combine_buffers = 2), and an empty row
+    # (act_kv = 0) takes the zeros path with the next item's copy in flight
+    ("combine-two-items-per-aiv", npu_shape((1,) * 8, (300,) * 7 + (0,), 128, 256, block_size=128),
+     "BSND", "PA_BSND", "bfloat16", 3, True, True, "in_order", B2),
     ("BSND-query-TND-kv-mode0", npu_shape((2, 3), (260, 90), 16, 64), "TND", "PA_BSND", "float16", 0, True, False,
      "both", B4),
 ]
@@ -170,6 +175,9 @@ def test_tiling_fits_the_platform():
         # S and O chunks share one queue, so the 128 KiB accumulator leaves room for O copies of
         # 4 heads (8 KiB) with 4 in flight: the accumulate's copies are latency-bound
         assert (t["out_heads"], t["in_buffers"]) == (4, 5)
+        # 32 rows x 2 splits: every AIV combines several items, the next one's accs loaded while
+        # it combines this one (two of them in the UB)
+        assert t["combine_buffers"] == 2
     small = make(npu_shape((1,), (300,), 16, 64), "BSND", "PA_BSND", "float16")
     t = core.kernel_tiling(**small, sparse_mode=3)
     assert t["splits"] == 1 and t["block_dim"] == 1 and t["m_pad"] == 16 and t["heads_per_aiv"] == 8  # K < a tile
