@@ -130,6 +130,10 @@ LightningIndexerTiling kernel_tiling(const Args& args, const Dims& dims, const a
 // What bounds the AscendC kernel's tiles, per kernel: the float op's and lightning_indexer_quant's
 // kernels share the planner (kernel_plan: tile, rows per item, block, head chunk, key splits,
 // halves, slots, workspace) and differ in their AIC / AIV buffers.
+// Keys per AIC -> AIV hand-off (a key block) at most: one Sort + at most one merge per row; an
+// op's cube_fits may size its L0C by it.
+constexpr int64_t kMaxBlockKeys = 512;
+
 struct KernelBudget {
   const char* op;    // the messages' op name
   int64_t max_rows;  // query rows per work item at most

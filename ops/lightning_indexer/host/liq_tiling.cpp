@@ -17,7 +17,7 @@ namespace {
 constexpr int64_t kFractal = 16;
 constexpr int64_t kUbAlign = 32;
 constexpr int64_t kMaxMergeList = kLiMaxMergeList;
-constexpr int64_t kMaxBlockKeys = 512;   // host/tiling.cpp's: the largest key block per hand-off
+using lightning_indexer::kMaxBlockKeys;  // the largest key block kernel_plan takes
 constexpr int64_t kWqChunkBytes = 16384;  // one of the two UB buffers of the weights x scales pass
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
@@ -74,10 +74,6 @@ int64_t most_group_rows(const LightningIndexerTiling& t) {
 LiqTiling compute(const Args& a, const Dims& d, const aop_platform& p) {
   LiqTiling t{};
   static_cast<LightningIndexerTiling&>(t) = lightning_indexer::kernel_plan(geometry(a), d, p, kBudget);
-  if (t.block_keys > kMaxBlockKeys) {  // cube_fits's L0C budget assumed at most this
-    throw aop::Error(AOP_VALUE_ERROR, std::string(kOp) + ": key block of " + std::to_string(t.block_keys) +
-                                          " keys exceeds the AIC's L0C budget");
-  }
   t.fix_keys = t.tile_keys;  // each tile's stage 1 has an L0C tile of its own, each block's stage 2 one
   t.c_buffers = 2;
   t.n1_pad = static_cast<int32_t>(round_up(d.heads_q, kFractal));

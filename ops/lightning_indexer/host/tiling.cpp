@@ -70,7 +70,6 @@ CpuPlan compute(const Dims& d, const Args& a, int32_t threads) {
 }
 
 constexpr int64_t kMaxTileKeys = 128;   // keys per Mmad at most (128 x D=128 fp16 = 32 KiB: two fit L0B)
-constexpr int64_t kMaxBlockKeys = 512;  // keys per hand-off (one Sort + at most one merge per row) at most
 constexpr int64_t kMaxHeadChunk = 32;  // heads per score copy on the AIV: fewer DMAs, each with its fixed latency
 constexpr int64_t kMinSplitKeys = 512;  // keys per split at least (a full key block): its merge costs less than them
 constexpr int64_t kFractal = 16;
