@@ -45,7 +45,7 @@ class Combine {
 
   // With two buffers the next item's accs are loaded while this item is combined.
   __aicore__ inline void Process() {
-    for (int64_t item = begin_; item < end_; ++item) Item(item / groups_, item % groups_ * t_.combine_heads, item);
+    for (int64_t item = begin_; item < end_; ++item) Item(item);
   }
 
  private:
@@ -66,8 +66,10 @@ class Combine {
     LoadAccs(item / groups_, g0, Min(t_.combine_heads, t_.heads - g0));
   }
 
-  // Heads [g0, g0 + hc) of row q (but for the first item, its accs were queued during the last).
-  __aicore__ inline void Item(int64_t q, int64_t g0, int64_t item) {
+  // Item `item`: heads [g0, g0 + hc) of row q (with two buffers its accs, but the first item's,
+  // were queued during the item before).
+  __aicore__ inline void Item(int64_t item) {
+    const int64_t q = item / groups_, g0 = item % groups_ * t_.combine_heads;
     const int64_t hc = Min(t_.combine_heads, t_.heads - g0), d = t_.head_dim, hg = RoundUp(t_.combine_heads, 8);
     const int64_t stats = t_.heads * d, mp = RoundUp(t_.heads, kStatsAlign);
     const LocalTensor<float> m = m_buf_.Get<float>(), l = l_buf_.Get<float>(), w = w_buf_.Get<float>();
