@@ -163,3 +163,21 @@ def test_device_arrays_start_on_512_byte_boundaries_with_the_same_values():
         np.testing.assert_array_equal(d, a)
     case = device_case({"x": np.arange(5, dtype=np.int32), "layout": "BSND"})
     assert case["layout"] == "BSND" and case["x"].ctypes.data % DEVICE_ALIGN == 0
+
+
+def test_cpu_time_ms_counts_process_time_not_wall_time():
+    import time
+
+    def busy() -> None:  # about 2 ms of this process's CPU time
+        end = time.process_time() + 0.002
+        while time.process_time() < end:
+            pass
+
+    assert bench.cpu_time_ms(lambda: time.sleep(0.005), seconds=0.05) < 1.0
+    assert bench.cpu_time_ms(busy, seconds=0.05) >= 1.9
+
+
+def test_load_average_is_the_one_minute_figure():
+    import os
+
+    assert abs(float(bench.load_average()) - os.getloadavg()[0]) < 1.0

@@ -137,24 +137,6 @@ def extra_memory(query, key, weights, block_table, lengths) -> int:
     return cands + plan["threads"] * per_thread
 
 
-def cpu_time_ms(fn, seconds: float = 0.3) -> float:
-    """Process CPU time per call (all threads), the least over 3 rounds: unlike wall time it
-    hardly moves when other processes share the cores (with passive OpenMP waiting)."""
-    fn()
-    best = float("inf")
-    for _ in range(3):
-        calls, start, wall = 0, time.process_time(), time.perf_counter()
-        while calls == 0 or time.perf_counter() - wall < seconds:
-            fn()
-            calls += 1
-        best = min(best, (time.process_time() - start) / calls * 1e3)
-    return best
-
-
-def load() -> str:
-    return "{:.1f}".format(os.getloadavg()[0])
-
-
 def cpu_tables(shapes, runner) -> list:
     results, memory, summary, cpu_time = [], [], [], []
     copy_case = bench.Case(OP, "copy", f"{COPY_BYTES >> 20} MiB", "uint8", copy_provider(),
@@ -162,11 +144,11 @@ def cpu_tables(shapes, runner) -> list:
     for b, s1, s2 in shapes:
         tensors = make_case(b, s1, s2)
         label = f"B={b} S1={s1} S2={s2} N1={N1} D={D} K={K}"
-        before = load()
+        before = bench.load_average()
         fns = providers(*tensors)
         cases = [bench.Case(OP, provider, label, "bfloat16", fn) for provider, fn in fns.items()]
         shape_results = runner.run(cases, baseline="torch native")  # one shape at a time: native's memory
-        cpu_ms = {provider: cpu_time_ms(fn) for provider, fn in fns.items()}
+        cpu_ms = {provider: bench.cpu_time_ms(fn) for provider, fn in fns.items()}
         copy = runner.run([copy_case])[0]
         results += shape_results + [copy]
         by = {r.provider: r for r in shape_results}
@@ -175,7 +157,7 @@ def cpu_tables(shapes, runner) -> list:
         key_gbps = b * s2 * D * 2 / cpu_us / 1e3
         summary.append([label, cpu_us / 1e3, by["torch native"].p50_us / 1e3, by["torch native"].p50_us / cpu_us,
                         flops / cpu_us / 1e3, by["matmul bf16"].p50_us / cpu_us, key_gbps, copy.gbps,
-                        key_gbps / copy.gbps, f"{before} -> {load()}"])
+                        key_gbps / copy.gbps, f"{before} -> {bench.load_average()}"])
         cpu_time.append([label, cpu_ms["cpu"], cpu_ms["torch native"], cpu_ms["torch native"] / cpu_ms["cpu"],
                          cpu_ms["matmul bf16"] / cpu_ms["cpu"]])
         memory.append([label, b * s1 * N1 * s2 * 2 / 2**20, extra_memory(*tensors) / 2**20])

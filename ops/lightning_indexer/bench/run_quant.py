@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("TORCH_DEVICE_BACKEND_AUTOLOAD", "0")
@@ -88,29 +87,12 @@ def providers(c: dict) -> dict:
     return {"cpu int8": cpu_int8, "cpu bf16": cpu_bf16, "torch composite": composite}
 
 
-def cpu_time_ms(fn, seconds: float = 0.3) -> float:
-    """Process CPU time per call (all threads), the least over 3 rounds."""
-    fn()
-    best = float("inf")
-    for _ in range(3):
-        calls, start, wall = 0, time.process_time(), time.perf_counter()
-        while calls == 0 or time.perf_counter() - wall < seconds:
-            fn()
-            calls += 1
-        best = min(best, (time.process_time() - start) / calls * 1e3)
-    return best
-
-
-def load() -> str:
-    return "{:.1f}".format(os.getloadavg()[0])
-
-
 def cpu_tables(shapes, runner) -> list:
     results, summary, cpu_time = [], [], []
     for b, s1, s2 in shapes:
         case = make_case(b, s1, s2)
         label = f"B={b} S1={s1} S2={s2} N1={N1} D={D} K={K}"
-        before = load()
+        before = bench.load_average()
         fns = providers(case)
         cases = [bench.Case(OP, provider, label, "int8", fn) for provider, fn in fns.items()]
         shape_results = runner.run(cases, baseline="torch composite")
@@ -119,8 +101,8 @@ def cpu_tables(shapes, runner) -> list:
         t8 = by["cpu int8"].p50_us
         summary.append([label, t8 / 1e3, by["cpu bf16"].p50_us / 1e3, by["torch composite"].p50_us / 1e3,
                         by["cpu bf16"].p50_us / t8, by["torch composite"].p50_us / t8,
-                        b * s2 * (D + 2) / t8 / 1e3, f"{before} -> {load()}"])
-        ms = {provider: cpu_time_ms(fn) for provider, fn in fns.items()}
+                        b * s2 * (D + 2) / t8 / 1e3, f"{before} -> {bench.load_average()}"])
+        ms = {provider: bench.cpu_time_ms(fn) for provider, fn in fns.items()}
         cpu_time.append([label, ms["cpu int8"], ms["cpu bf16"], ms["torch composite"], ms["cpu bf16"] / ms["cpu int8"],
                          ms["torch composite"] / ms["cpu int8"]])
         del case

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 import traceback
 from pathlib import Path
 
@@ -135,23 +134,6 @@ def copy_provider():
     return lambda: dst.copy_(src)
 
 
-def cpu_time_ms(fn, seconds: float = 0.3) -> float:
-    """Process CPU time per call (all threads), the least over 3 rounds."""
-    fn()
-    best = float("inf")
-    for _ in range(3):
-        calls, start, wall = 0, time.process_time(), time.perf_counter()
-        while calls == 0 or time.perf_counter() - wall < seconds:
-            fn()
-            calls += 1
-        best = min(best, (time.process_time() - start) / calls * 1e3)
-    return best
-
-
-def load() -> str:
-    return "{:.1f}".format(os.getloadavg()[0])
-
-
 def check_agree(fns: dict) -> float:
     """Max |cpu - composite| / max |composite| (a sanity check that both compute the same)."""
     got, want = fns["cpu"]()[0].float(), fns["torch composite"]().float()
@@ -165,12 +147,12 @@ def cpu_tables(shapes, runner) -> list:
     for kind, b, s1, n1, layout in shapes:
         case = make_case(b, s1, n1, layout)
         label = f"{kind} {layout} B={b} S1={s1} N1={n1} K={K}"
-        before = load()
+        before = bench.load_average()
         fns = providers(case, b, s1, n1)
         agree = check_agree(fns)
         cases = [bench.Case(OP, provider, label, "bfloat16", fn) for provider, fn in fns.items()]
         shape_results = runner.run(cases, baseline="torch composite")
-        cpu_ms = {provider: cpu_time_ms(fn) for provider, fn in fns.items()}
+        cpu_ms = {provider: bench.cpu_time_ms(fn) for provider, fn in fns.items()}
         copy = runner.run([copy_case])[0]
         results += shape_results + [copy]
         by = {r.provider: r for r in shape_results}
@@ -184,7 +166,7 @@ def cpu_tables(shapes, runner) -> list:
         summary.append([label, f"{cpu_us / 1e3:.2f}", f"{by['torch composite'].p50_us / 1e3:.2f}", f"{speedup:.1f}",
                         f"{flops / cpu_us / 1e3:.0f}", f"{by['matmul bf16'].p50_us / 1e3:.2f}", f"{mm_frac:.2f}",
                         f"{copy.gbps:.1f}", f"{bound_us / 1e3:.2f}", f"{mem_frac:.2f}", f"{agree:.1e}",
-                        f"{before} -> {load()}"])
+                        f"{before} -> {bench.load_average()}"])
         cpu_time.append([label, f"{cpu_ms['cpu']:.2f}", f"{cpu_ms['torch composite']:.2f}",
                          f"{cpu_ms['torch composite'] / cpu_ms['cpu']:.1f}",
                          f"{cpu_ms['matmul bf16'] / cpu_ms['cpu']:.2f}"])

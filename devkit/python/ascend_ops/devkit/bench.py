@@ -52,6 +52,8 @@ __all__ = [
     "MODELLED_HEADERS",
     "modelled_row",
     "print_mindspore_call_cost",
+    "cpu_time_ms",
+    "load_average",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -412,6 +414,26 @@ def modelled_row(shape: str, soc: str, report: Dict[str, Any], minimum_bytes: in
     ratio = report["modelled_us"] / floor if floor > 0 else float("nan")
     return [shape, soc, report["block_dim"], moved, minimum_bytes, report["modelled_us"], report["bound"],
             floor, ratio]
+
+
+def cpu_time_ms(fn: Callable[[], object], seconds: float = 0.3) -> float:
+    """Process CPU time per call of ``fn`` (all threads), in milliseconds, the least over 3
+    rounds of at least ``seconds`` each (after one warm-up call). Unlike wall time it hardly moves
+    when other processes share the cores (with passive OpenMP waiting)."""
+    fn()
+    best = float("inf")
+    for _ in range(3):
+        calls, start, wall = 0, time.process_time(), time.perf_counter()
+        while calls == 0 or time.perf_counter() - wall < seconds:
+            fn()
+            calls += 1
+        best = min(best, (time.process_time() - start) / calls * 1e3)
+    return best
+
+
+def load_average() -> str:
+    """The 1-minute load average, for a table column that shows what else ran beside a row."""
+    return "{:.1f}".format(os.getloadavg()[0])
 
 
 def print_mindspore_call_cost(make_calls: Callable[[], Dict[str, Callable[[], object]]], *, quick: bool = False,
