@@ -126,8 +126,9 @@ def extra_memory(query, key, weights, block_table, lengths) -> int:
     2K-entry running top-k buffers."""
     core = load_native("ascend_ops.lightning_indexer", "core")
     bits = lambda t: t.view(torch.int16).numpy().view("uint16")  # noqa: E731
-    plan = core.cpu_plan(bits(query), bits(key), bits(weights), None, lengths.numpy(), block_table.numpy(),
-                         "BSND", "PA_BSND", K, 3, dtype="bfloat16")
+    plan = core.cpu_plan(bits(query), bits(key), bits(weights), actual_seq_lengths_key=lengths.numpy(),
+                         block_table=block_table.numpy(), layout_query="BSND", layout_key="PA_BSND",
+                         sparse_count=K, sparse_mode=3, dtype="bfloat16")
     b, s1, s2 = query.shape[0], query.shape[1], int(lengths[0])
     chunks = -(-s2 // plan["key_chunk"])
     rows = plan["row_block"]
