@@ -4,6 +4,8 @@
 // backends. validate, check_npu_limits and kernel_tiling are found by argument-dependent lookup
 // in the namespace of ArgsT (each op's host interface).
 #pragma once
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "ascend_ops/kernel_launch.hpp"
@@ -51,6 +53,25 @@ struct IndexerOp {
   }
   static auto tiling(const Prepared& p, const aop_platform& platform) {
     return kernel_tiling(p.args, p.dims, platform);
+  }
+  // The shared planner's work split and workspace (kernel/lightning_indexer_tiling.h), as each
+  // op's tiling_fields lists them after its own geometry.
+  using Fields = std::vector<std::pair<const char*, int64_t>>;
+  static Fields with_work_split(Fields own, const LightningIndexerTiling& t) {
+    own.insert(own.end(), {{"items", t.items},
+                           {"splits", t.splits},
+                           {"halves", t.halves},
+                           {"slots", t.slots},
+                           {"split_align", t.split_align},
+                           {"merge_pairs", t.merge_pairs},
+                           {"units", t.units},
+                           {"block_dim", t.block_dim},
+                           {"items_per_core", t.items_per_core},
+                           {"cores_with_extra", t.cores_with_extra},
+                           {"slot_floats", t.slot_floats},
+                           {"workspace_per_aic", t.workspace_per_aic},
+                           {"workspace_floats", t.workspace_floats}});
+    return own;
   }
   template <class Tiling>
   static bool nothing_to_launch(const Prepared& p, const Tiling& t) {

@@ -124,34 +124,21 @@ TypeError, ValueError, IndexError naming the argument, the expected and the actu
             launch::gm(a.sparse_values, "sparse_values", GmRole::kOutput)};
   }
   // The tiling as `_core.kernel_tiling` shows it, with the UB bytes the kernel allocates.
-  static std::vector<std::pair<const char*, int64_t>> tiling_fields(const Tiling& t) {
-    return {
-            {"rows_per_group", t.rows_per_group},
-            {"m_pad", t.m_pad},
-            {"tile_keys", t.tile_keys},
-            {"rows_per_aiv", t.rows_per_aiv},
-            {"block_keys", t.block_keys},
-            {"key_block_stride", t.key_block_stride},
-            {"block_pad", t.block_pad},
-            {"fix_keys", t.fix_keys},
-            {"c_buffers", t.c_buffers},
-            {"head_chunk", t.head_chunk},
-            {"k_pad", t.k_pad},
-            {"groups_per_batch", t.groups_per_batch},
-            {"items", t.items},
-            {"splits", t.splits},
-            {"halves", t.halves},
-            {"slots", t.slots},
-            {"split_align", t.split_align},
-            {"merge_pairs", t.merge_pairs},
-            {"units", t.units},
-            {"block_dim", t.block_dim},
-            {"items_per_core", t.items_per_core},
-            {"cores_with_extra", t.cores_with_extra},
-            {"slot_floats", t.slot_floats},
-            {"workspace_per_aic", t.workspace_per_aic},
-            {"workspace_floats", t.workspace_floats},
-            {"ub_bytes", kernel_ub_bytes(t)}};
+  static Fields tiling_fields(const Tiling& t) {
+    return with_work_split({{"rows_per_group", t.rows_per_group},
+                            {"m_pad", t.m_pad},
+                            {"tile_keys", t.tile_keys},
+                            {"rows_per_aiv", t.rows_per_aiv},
+                            {"block_keys", t.block_keys},
+                            {"key_block_stride", t.key_block_stride},
+                            {"block_pad", t.block_pad},
+                            {"fix_keys", t.fix_keys},
+                            {"c_buffers", t.c_buffers},
+                            {"head_chunk", t.head_chunk},
+                            {"k_pad", t.k_pad},
+                            {"groups_per_batch", t.groups_per_batch},
+                            {"ub_bytes", kernel_ub_bytes(t)}},
+                           t);
   }
   static auto npu_launch() { return &lightning_indexer_launch; }
 #ifdef AOP_WITH_EMU

@@ -121,30 +121,18 @@ TypeError, ValueError, IndexError naming the argument, the expected and the actu
             launch::gm(a.sparse_values, "sparse_values", GmRole::kOutput)};
   }
   // The tiling as `_core.kernel_tiling` shows it, with the UB bytes the kernel allocates.
-  static std::vector<std::pair<const char*, int64_t>> tiling_fields(const Tiling& t) {
-    return {{"tile_keys", t.tile_keys},
-            {"block_keys", t.block_keys},
-            {"block_pad", t.block_pad},
-            {"key_block_stride", t.key_block_stride},
-            {"n1_pad", t.n1_pad},
-            {"k_pad", t.k_pad},
-            {"items", t.items},
-            {"splits", t.splits},
-            {"halves", t.halves},
-            {"slots", t.slots},
-            {"split_align", t.split_align},
-            {"merge_pairs", t.merge_pairs},
-            {"units", t.units},
-            {"block_dim", t.block_dim},
-            {"items_per_core", t.items_per_core},
-            {"cores_with_extra", t.cores_with_extra},
-            {"slot_floats", t.slot_floats},
-            {"workspace_per_aic", t.workspace_per_aic},
-            {"workspace_floats", t.workspace_floats},
-            {"wq_offset", t.wq_offset},
-            {"wq_group_rows", t.wq_group_rows},
-            {"wq_chunk_rows", t.wq_chunk_rows},
-            {"ub_bytes", kernel_ub_bytes(t)}};
+  static Fields tiling_fields(const Tiling& t) {
+    return with_work_split({{"tile_keys", t.tile_keys},
+                            {"block_keys", t.block_keys},
+                            {"block_pad", t.block_pad},
+                            {"key_block_stride", t.key_block_stride},
+                            {"n1_pad", t.n1_pad},
+                            {"k_pad", t.k_pad},
+                            {"wq_offset", t.wq_offset},
+                            {"wq_group_rows", t.wq_group_rows},
+                            {"wq_chunk_rows", t.wq_chunk_rows},
+                            {"ub_bytes", kernel_ub_bytes(t)}},
+                           t);
   }
   static auto npu_launch() { return &lightning_indexer_quant_launch; }
 #ifdef AOP_WITH_EMU
