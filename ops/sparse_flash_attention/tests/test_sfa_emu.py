@@ -293,3 +293,50 @@ def test_aic_prepares_the_next_unit_before_the_last_p_v(tmp_path, monkeypatch):
     walk = [float(r["start_us"]) for r in aic if r["api"] == "GlobalTensor::GetValue" and r["file"].endswith("_rows.h")]
     assert len(waits) == 2  # two units of one tile: one wait for P each
     assert max(walk) < waits[0]
+
+
+def early_heads(t):
+    """Mirror of kernel/sparse_flash_attention_handshake.h EarlyHeads: P rows per AIV that the
+    AIVs publish before their last softmax chunk (0: P in one hand-off)."""
+    hpa, sh = t["heads_per_aiv"], t["softmax_heads"]
+    if t["heads"] != t["m_pad"] or t["heads"] != 2 * hpa or hpa % 16 or sh <= 0 or sh % 16:
+        return 0
+    chunks = -(-hpa // sh)
+    return 0 if chunks < 2 else (chunks - 1) * sh
+
+
+@pytest.mark.parametrize("n1", [128, 64])
+def test_p_in_two_hand_offs(tmp_path, monkeypatch, n1):
+    """Where both AIVs' heads fill whole 16-row blocks and an AIV has two softmax chunks or more,
+    the AIVs publish P of a tile in two hand-offs (kProbsEarly after all chunks but the last,
+    kProbsReady after the last) and the AIC loads the early rows into L1 and L0A before the
+    AIVs' last chunk is out: per tile four Nd2Nz copies of P rows on the AIC (two row ranges per
+    hand-off), and in the trace the first of a tile's starts before either AIV's last P copy of
+    that tile (not on the first tile: the AIC then still walks and gathers tile 2). Each early / late row block lands at its place in L0A, so the outputs are
+    the reference's (one row of several tiles per group, -1 tails: N1 = 128, early 48 of 64
+    heads per AIV, 128 keys per tile; N1 = 64, 16 of 32, 176 keys)."""
+    import csv
+
+    trace = tmp_path / "trace.csv"
+    monkeypatch.setenv("ASCENDC_CPU_TRACE", str(trace))
+    args = make(npu_shape((20,), (700,), n1, 300, block_size=64), "BSND", "PA_BSND", "bfloat16", seed=8)
+    tiling = core.kernel_tiling(**args, sparse_mode=3, return_softmax_lse=True, soc=B4)
+    t = dict(tiling, heads=n1)
+    e = early_heads(t)
+    assert e == {128: 48, 64: 16}[n1] and tiling["splits"] == 1 and tiling["tile_keys"] == {128: 128, 64: 176}[n1]
+    outs, _ = run_emu(args, 3, True, "in_order", B4)
+    assert_matches(outs, args, "bfloat16", 3, lse=True)
+    rows = list(csv.DictReader(trace.open()))
+    aic = sorted((r for r in rows if r["type"] == "AIC" and r["group"] == "0"), key=lambda r: float(r["start_us"]))
+    nd2nz = [r for r in aic if r["api"] == "DataCopy(Nd2Nz)" and r["file"].endswith("_cube.h")]
+    q_line = nd2nz[0]["line"]  # the q tile's (loaded first, during the check phase)
+    p_copies = [float(r["start_us"]) for r in nd2nz if r["line"] != q_line]
+    assert len(p_copies) >= 8 and len(p_copies) % 4 == 0  # two row ranges per hand-off, two hand-offs per tile
+    chunks = -(-tiling["heads_per_aiv"] // tiling["softmax_heads"])
+    for sub in ("0", "1"):
+        p_out = sorted(float(r["start_us"]) for r in rows if r["type"] == "AIV" and r["group"] == "0"
+                       and r["sub"] == sub and r["pipe"] == "MTE3" and r["api"] == "DataCopy"
+                       and r["file"].endswith("_vector.h"))
+        tiles = len(p_copies) // 4
+        # some tile's early rows are on their way while the AIV's last chunk of it is not out
+        assert any(p_copies[4 * k] < p_out[k * chunks + chunks - 1] for k in range(tiles)), sub
