@@ -133,6 +133,7 @@ class Cube {
     gathered_ = false;
     LocalTensor<T> prev;
     for (int64_t t = 0;; ++t) {
+      QueryChunk(q_l1, 0);  // needs no kv tile: issued before the wait for the gather
       LocalTensor<T> cur = kv_l1_.template DeQue<T>();
       ScoreTile(q_l1, cur, tile + t);
       if (t > 0) {
@@ -197,16 +198,24 @@ class Cube {
     }
   }
 
+  // q's columns [k0, k0 + k_chunk) (or to its end) into an L0A buffer, queued in a_l0_.
+  __aicore__ inline void QueryChunk(const LocalTensor<T>& q_l1, int64_t k0) {
+    const int64_t kc = Min(t_.k_chunk, t_.head_dim + t_.rope_dim - k0);
+    LocalTensor<T> a = a_l0_.template AllocTensor<T>();
+    LoadZz(a, q_l1, k0 / kFractal, kc / kFractal);
+    a_l0_.EnQue(a);
+  }
+
   // S = Q.K^T of the tile (tile_keys rows, pad rows copies) -> S slot; published to the AIVs.
+  // q's first column chunk is already queued in a_l0_ (QueryChunk, issued before the wait for
+  // the gathered tile: MTE1 loads it while the gather completes).
   __aicore__ inline void ScoreTile(const LocalTensor<T>& q_l1, const LocalTensor<T>& kv, int64_t tile) {
     const int64_t width = t_.head_dim + t_.rope_dim, kt = t_.tile_keys, key_blocks = kt / kFractal;
     LocalTensor<float> c = c_l0_.template AllocTensor<float>();
     for (int64_t k0 = 0; k0 < width; k0 += t_.k_chunk) {
       const int64_t kc = Min(t_.k_chunk, width - k0);
-      LocalTensor<T> a = a_l0_.template AllocTensor<T>();
-      LoadZz(a, q_l1, k0 / kFractal, kc / kFractal);
-      a_l0_.EnQue(a);
-      a = a_l0_.template DeQue<T>();
+      if (k0 > 0) QueryChunk(q_l1, k0);
+      LocalTensor<T> a = a_l0_.template DeQue<T>();
       // The NZ fractals of the kv rows' columns [k0, k0 + kc) are the Zn fractals of their
       // transpose, in order: one LoadData.
       LocalTensor<T> b = b_l0_.template AllocTensor<T>();

@@ -340,3 +340,26 @@ def test_p_in_two_hand_offs(tmp_path, monkeypatch, n1):
         tiles = len(p_copies) // 4
         # some tile's early rows are on their way while the AIV's last chunk of it is not out
         assert any(p_copies[4 * k] < p_out[k * chunks + chunks - 1] for k in range(tiles)), sub
+
+
+def test_q_chunk_loads_while_the_tile_is_gathered(tmp_path, monkeypatch):
+    """The AIC loads q's first Q.K^T column chunk into L0A before it waits for the gathered kv
+    tile (it needs only the q tile in L1), so in the trace some q LoadData starts while a
+    gather copy of the AIC is still in flight (without that, every one of a tile's q loads
+    follows the tile's last gather copy on MTE1, and the next gather starts only after the
+    tile's loads); outputs still the reference's."""
+    import csv
+
+    trace = tmp_path / "trace.csv"
+    monkeypatch.setenv("ASCENDC_CPU_TRACE", str(trace))
+    args = make(npu_shape((20,), (700,), 128, 300, block_size=64), "BSND", "PA_BSND", "bfloat16", seed=9)
+    outs, _ = run_emu(args, 3, True, "in_order", B4)
+    assert_matches(outs, args, "bfloat16", 3, lse=True)
+    aic = [r for r in csv.DictReader(trace.open()) if r["type"] == "AIC" and r["group"] == "0"]
+    gather = [(float(r["start_us"]), float(r["done_us"])) for r in aic
+              if r["api"] == "DataCopy(Nd2Nz)" and r["file"].endswith("_gather.h")]
+    zz_line = min((r for r in aic if r["api"] == "LoadData" and r["file"].endswith("_cube.h")),
+                  key=lambda r: float(r["start_us"]))["line"]  # the first LoadData: q's, in LoadZz
+    q_loads = [float(r["start_us"]) for r in aic if r["api"] == "LoadData" and r["line"] == zz_line]
+    assert gather and q_loads
+    assert any(s <= q < d for q in q_loads for s, d in gather)
