@@ -259,7 +259,11 @@ class Cube {
   __aicore__ inline void ValueTile(const LocalTensor<T>& kv, int64_t tile, int64_t direct_unit = -1) {
     const int64_t kt = t_.tile_keys, key_blocks = kt / kFractal, nc = t_.n_chunk;
     const int64_t chunks = t_.head_dim / nc, ahead = Min(chunks, kValueChunksAhead);
-    for (int64_t i = 0; i < ahead; ++i) LoadValue(kv, i * nc);
+    // With P in two hand-offs only V's first chunk goes ahead of P's rows: MTE1 takes its loads
+    // in issue order, and the second chunk's L0B buffer is free only after the last Q.K^T Mmad,
+    // so loaded ahead it would hold P's rows (and P.V's first Mmad) behind that Mmad.
+    const int64_t before = early_ > 0 ? Min(ahead, static_cast<int64_t>(1)) : ahead;
+    for (int64_t i = 0; i < before; ++i) LoadValue(kv, i * nc);
     const int32_t slot = SlotOf(tile);
     LocalTensor<T> a = a_l0_.template AllocTensor<T>();
     if (early_ > 0) {
@@ -272,6 +276,8 @@ class Cube {
       LoadProbRows(a, pe_l1_, slot, e, 0, key_blocks);
       AscendC::CrossCoreWaitFlag(kProbsReady + slot);
       LoadProbRows(a, p_l1_, slot, l, e, key_blocks);
+      a_l0_.EnQue(a);  // before V's next chunk: P.V's first Mmad need not wait for its load
+      for (int64_t i = before; i < ahead; ++i) LoadValue(kv, i * nc);
     } else {
       AscendC::CrossCoreWaitFlag(kProbsReady + slot);
       LocalTensor<T> p = p_l1_.template AllocTensor<T>();
@@ -280,8 +286,8 @@ class Cube {
       p = p_l1_.template DeQue<T>();
       LoadZz(a, p, 0, key_blocks);
       p_l1_.FreeTensor(p);
+      a_l0_.EnQue(a);
     }
-    a_l0_.EnQue(a);
     a = a_l0_.template DeQue<T>();
     for (int64_t c = 0; c < chunks; ++c) {
       const int64_t n0 = c * nc;

@@ -13,6 +13,7 @@ return_softmax_lse on and off; N1 in {1, 16, 128}; K small and 2048; bfloat16 an
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -340,6 +341,24 @@ def test_p_in_two_hand_offs(tmp_path, monkeypatch, n1):
         tiles = len(p_copies) // 4
         # some tile's early rows are on their way while the AIV's last chunk of it is not out
         assert any(p_copies[4 * k] < p_out[k * chunks + chunks - 1] for k in range(tiles)), sub
+    # On MTE1 only V's first P.V chunk is loaded ahead of P's rows (the second one's L0B buffer
+    # waits for the last Q.K^T Mmad): the run of V loads just before a tile's P rows is one
+    # chunk's (more only where the last P.V's chunks precede it, no Q.K^T between: a unit's last
+    # tile)
+    source = Path(nd2nz[0]["file"]).read_text().splitlines()
+    p_line = str(1 + next(i for i, x in enumerate(source) if "AscendC::LoadData(a[" in x))
+    v_line = str(1 + next(i for i, x in enumerate(source) if "AscendC::LoadData(b[" in x))
+    kb, cb = tiling["tile_keys"] // 16, tiling["n_chunk"] // 16
+    per_chunk = cb if cb < kb else kb  # LoadValue: one LoadData per column or per key block
+    mte1 = [{p_line: "P", v_line: "V"}.get(r["line"], "o") for r in aic if r["pipe"] == "MTE1"]
+    runs = []
+    for i, x in enumerate(mte1):
+        if x == "P" and i and mte1[i - 1] == "V":
+            j = i
+            while j and mte1[j - 1] == "V":
+                j -= 1
+            runs.append(i - j)
+    assert runs and min(runs) == per_chunk, runs
 
 
 def test_q_chunk_loads_while_the_tile_is_gathered(tmp_path, monkeypatch):
