@@ -44,7 +44,13 @@ class Cube {
     const uint32_t mp = static_cast<uint32_t>(t_.m_pad), kt = static_cast<uint32_t>(t_.tile_keys);
     const uint32_t qk_width = static_cast<uint32_t>(t_.head_dim + t_.rope_dim);
     pipe_.InitBuffer(q_l1_, 1, mp * qk_width * sizeof(T));
-    pipe_.InitBuffer(p_l1_, 1, mp * kt * sizeof(T));
+    early_ = EarlyHeads(t_);
+    if (early_ > 0) {  // P's early rows (2 e) and the rest: together the m_pad rows of one P tile
+      pipe_.InitBuffer(pe_l1_, 1, static_cast<uint32_t>(2 * early_) * kt * sizeof(T));
+      pipe_.InitBuffer(p_l1_, 1, (mp - static_cast<uint32_t>(2 * early_)) * kt * sizeof(T));
+    } else {
+      pipe_.InitBuffer(p_l1_, 1, mp * kt * sizeof(T));
+    }
     pipe_.InitBuffer(kv_l1_, 2, kt * static_cast<uint32_t>(t_.kv_width) * sizeof(T));
     const uint32_t kc = static_cast<uint32_t>(t_.k_chunk), nc = static_cast<uint32_t>(t_.n_chunk);
     pipe_.InitBuffer(a_l0_, 2, mp * (kc > kt ? kc : kt) * sizeof(T));
@@ -127,6 +133,7 @@ class Cube {
     gathered_ = false;
     LocalTensor<T> prev;
     for (int64_t t = 0;; ++t) {
+      QueryChunk(q_l1, 0);  // needs no kv tile: issued before the wait for the gather
       LocalTensor<T> cur = kv_l1_.template DeQue<T>();
       ScoreTile(q_l1, cur, tile + t);
       if (t > 0) {
@@ -191,16 +198,24 @@ class Cube {
     }
   }
 
+  // q's columns [k0, k0 + k_chunk) (or to its end) into an L0A buffer, queued in a_l0_.
+  __aicore__ inline void QueryChunk(const LocalTensor<T>& q_l1, int64_t k0) {
+    const int64_t kc = Min(t_.k_chunk, t_.head_dim + t_.rope_dim - k0);
+    LocalTensor<T> a = a_l0_.template AllocTensor<T>();
+    LoadZz(a, q_l1, k0 / kFractal, kc / kFractal);
+    a_l0_.EnQue(a);
+  }
+
   // S = Q.K^T of the tile (tile_keys rows, pad rows copies) -> S slot; published to the AIVs.
+  // q's first column chunk is already queued in a_l0_ (QueryChunk, issued before the wait for
+  // the gathered tile: MTE1 loads it while the gather completes).
   __aicore__ inline void ScoreTile(const LocalTensor<T>& q_l1, const LocalTensor<T>& kv, int64_t tile) {
     const int64_t width = t_.head_dim + t_.rope_dim, kt = t_.tile_keys, key_blocks = kt / kFractal;
     LocalTensor<float> c = c_l0_.template AllocTensor<float>();
     for (int64_t k0 = 0; k0 < width; k0 += t_.k_chunk) {
       const int64_t kc = Min(t_.k_chunk, width - k0);
-      LocalTensor<T> a = a_l0_.template AllocTensor<T>();
-      LoadZz(a, q_l1, k0 / kFractal, kc / kFractal);
-      a_l0_.EnQue(a);
-      a = a_l0_.template DeQue<T>();
+      if (k0 > 0) QueryChunk(q_l1, k0);
+      LocalTensor<T> a = a_l0_.template DeQue<T>();
       // The NZ fractals of the kv rows' columns [k0, k0 + kc) are the Zn fractals of their
       // transpose, in order: one LoadData.
       LocalTensor<T> b = b_l0_.template AllocTensor<T>();
@@ -244,17 +259,35 @@ class Cube {
   __aicore__ inline void ValueTile(const LocalTensor<T>& kv, int64_t tile, int64_t direct_unit = -1) {
     const int64_t kt = t_.tile_keys, key_blocks = kt / kFractal, nc = t_.n_chunk;
     const int64_t chunks = t_.head_dim / nc, ahead = Min(chunks, kValueChunksAhead);
-    for (int64_t i = 0; i < ahead; ++i) LoadValue(kv, i * nc);
+    // With P in two hand-offs only V's first chunk goes ahead of P's rows: MTE1 takes its loads
+    // in issue order, and the second chunk's L0B buffer is free only after the last Q.K^T Mmad,
+    // so loaded ahead it would hold P's rows (and P.V's first Mmad) behind that Mmad.
+    const int64_t before = early_ > 0 ? Min(ahead, static_cast<int64_t>(1)) : ahead;
+    for (int64_t i = 0; i < before; ++i) LoadValue(kv, i * nc);
     const int32_t slot = SlotOf(tile);
-    AscendC::CrossCoreWaitFlag(kProbsReady + slot);
-    LocalTensor<T> p = p_l1_.template AllocTensor<T>();
-    LoadNz(p, p_slots_[static_cast<uint64_t>(slot * t_.p_slot_elems)], t_.heads, kt, t_.m_pad);
-    p_l1_.EnQue(p);
-    p = p_l1_.template DeQue<T>();
     LocalTensor<T> a = a_l0_.template AllocTensor<T>();
-    LoadZz(a, p, 0, key_blocks);
-    p_l1_.FreeTensor(p);
-    a_l0_.EnQue(a);
+    if (early_ > 0) {
+      // P in two hand-offs (EarlyHeads): the AIVs' early rows [0, e) and [hpa, hpa + e) into
+      // their own L1 tile (rows [0, 2e)) and L0A while the AIVs finish their last chunk, then
+      // the rest (rows [e, hpa) and [hpa + e, 2 hpa)) into another; each row block of L0A (Zz)
+      // at its place in P.
+      const int64_t e = early_, hpa = t_.heads_per_aiv, l = hpa - e;
+      AscendC::CrossCoreWaitFlag(kProbsEarly + slot);
+      LoadProbRows(a, pe_l1_, slot, e, 0, key_blocks);
+      AscendC::CrossCoreWaitFlag(kProbsReady + slot);
+      LoadProbRows(a, p_l1_, slot, l, e, key_blocks);
+      a_l0_.EnQue(a);  // before V's next chunk: P.V's first Mmad need not wait for its load
+      for (int64_t i = before; i < ahead; ++i) LoadValue(kv, i * nc);
+    } else {
+      AscendC::CrossCoreWaitFlag(kProbsReady + slot);
+      LocalTensor<T> p = p_l1_.template AllocTensor<T>();
+      LoadNz(p, p_slots_[static_cast<uint64_t>(slot * t_.p_slot_elems)], t_.heads, kt, t_.m_pad);
+      p_l1_.EnQue(p);
+      p = p_l1_.template DeQue<T>();
+      LoadZz(a, p, 0, key_blocks);
+      p_l1_.FreeTensor(p);
+      a_l0_.EnQue(a);
+    }
     a = a_l0_.template DeQue<T>();
     for (int64_t c = 0; c < chunks; ++c) {
       const int64_t n0 = c * nc;
@@ -286,6 +319,37 @@ class Cube {
     AscendC::CrossCoreSetFlag<2, PIPE_FIX>(kOutReady + slot);
   }
 
+  // Rows [r0, r0 + n) of each AIV's heads of the P slot (P rows [r0, r0 + n) and [hpa + r0,
+  // hpa + r0 + n), n and r0 multiples of 16) GM -(Nd2Nz)-> an L1 NZ tile of 2n rows queued in
+  // `que`, then its 2n / 16 row blocks -> their places in the Zz L0A tile `a` of all m_pad rows.
+  template <class Que>
+  __aicore__ inline void LoadProbRows(const LocalTensor<T>& a, Que& que, int32_t slot, int64_t n, int64_t r0,
+                                      int64_t key_blocks) {
+    const int64_t kt = t_.tile_keys, hpa = t_.heads_per_aiv, blocks = 2 * n / kFractal;
+    const uint16_t c = static_cast<uint16_t>(kt);
+    LocalTensor<T> p = que.template AllocTensor<T>();
+    for (int64_t h = 0; h < 2; ++h) {
+      AscendC::DataCopy(p[static_cast<uint32_t>(h * n * kFractal)],
+                        p_slots_[static_cast<uint64_t>(slot * t_.p_slot_elems + (h * hpa + r0) * kt)],
+                        AscendC::Nd2NzParams(1, static_cast<uint16_t>(n), c, 0, c, static_cast<uint16_t>(2 * n), 1, 0));
+    }
+    que.EnQue(p);
+    p = que.template DeQue<T>();
+    for (int64_t j = 0; j < blocks; ++j) {
+      const int64_t h = j / (n / kFractal), row = h * hpa + r0 + (j % (n / kFractal)) * kFractal;
+      AscendC::LoadData2DParams ld;
+      ld.startIndex = static_cast<uint16_t>(j);
+      ld.repeatTimes = static_cast<uint8_t>(key_blocks);
+      ld.srcStride = static_cast<uint16_t>(blocks);
+      ld.sid = 0;
+      ld.dstGap = 0;
+      ld.ifTranspose = false;
+      ld.addrMode = 0;
+      AscendC::LoadData(a[static_cast<uint32_t>(row / kFractal * key_blocks * kFractal * kFractal)], p, ld);
+    }
+    que.FreeTensor(p);
+  }
+
   // V [keys, columns n0 .. n0 + n_chunk) into an L0B buffer, queued in b_l0_: fractal (key block
   // kb, column block cb) of the L1 tile (NZ: cb * key_blocks + kb), transposed, goes to fractal
   // kb * col_blocks + cb of L0B: the Zn layout of V itself. One LoadData per column block (its
@@ -312,7 +376,7 @@ class Cube {
   }
 
   AscendC::TPipe pipe_;
-  AscendC::TQue<AscendC::TPosition::A1, 1> q_l1_, p_l1_;
+  AscendC::TQue<AscendC::TPosition::A1, 1> q_l1_, p_l1_, pe_l1_;  // pe_l1_: P's early rows (EarlyHeads)
   AscendC::TQue<AscendC::TPosition::B1, 1> kv_l1_;
   AscendC::TQue<AscendC::TPosition::A2, 1> a_l0_;
   AscendC::TQue<AscendC::TPosition::B2, kValueChunksAhead> b_l0_;  // V chunks queued ahead of P
@@ -322,6 +386,7 @@ class Cube {
   Rows rows_;
   Gather<T> gather_;
   SparseFlashAttentionTiling t_;
+  int64_t early_ = 0;       // EarlyHeads: P rows per AIV of the first hand-off (0: one hand-off)
   int64_t preloaded_ = -1;  // the row whose q tile is queued in q_l1_ and no row has taken yet
   bool gathered_ = false;   // the next unit's first kv tile is queued in kv_l1_
 };

@@ -44,6 +44,7 @@ class Vector {
     const int64_t sub = AscendC::GetSubBlockIdx();
     h0_ = Min(sub * t_.heads_per_aiv, t_.heads);
     hn_ = Min(h0_ + t_.heads_per_aiv, t_.heads) - h0_;
+    early_ = EarlyHeads(t_);
     indices_.SetGlobalBuffer((__gm__ int32_t*)sparse_indices);
     out_.SetGlobalBuffer((__gm__ T*)attention_out);
     if (t_.has_lse) {
@@ -216,6 +217,7 @@ class Vector {
         NewMax(g0, hc, (k % 2) * half);
         Sync<AscendC::HardEvent::S_V>();
         Probabilities(cur, slot, g0, hc, c);
+        if (g0 + hc == early_) AscendC::CrossCoreSetFlag<2, PIPE_MTE3>(kProbsEarly + slot);  // after their P copies
         cur = nxt;
       }
       Sync<AscendC::HardEvent::V_S>();  // the last chunk's alpha (read by the accumulate)
@@ -493,6 +495,7 @@ class Vector {
   SparseFlashAttentionTiling t_;
   int64_t h0_ = 0;  // first own head
   int64_t hn_ = 0;  // own heads
+  int64_t early_ = 0;  // own heads of P's first hand-off (EarlyHeads; 0: one hand-off)
   int64_t in_floats_ = 0;  // floats of one S / O queue buffer
 };
 

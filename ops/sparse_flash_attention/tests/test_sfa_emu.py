@@ -13,6 +13,7 @@ return_softmax_lse on and off; N1 in {1, 16, 128}; K small and 2048; bfloat16 an
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -293,3 +294,91 @@ def test_aic_prepares_the_next_unit_before_the_last_p_v(tmp_path, monkeypatch):
     walk = [float(r["start_us"]) for r in aic if r["api"] == "GlobalTensor::GetValue" and r["file"].endswith("_rows.h")]
     assert len(waits) == 2  # two units of one tile: one wait for P each
     assert max(walk) < waits[0]
+
+
+def early_heads(t):
+    """Mirror of kernel/sparse_flash_attention_handshake.h EarlyHeads: P rows per AIV that the
+    AIVs publish before their last softmax chunk (0: P in one hand-off)."""
+    hpa, sh = t["heads_per_aiv"], t["softmax_heads"]
+    if t["heads"] != t["m_pad"] or t["heads"] != 2 * hpa or hpa % 16 or sh <= 0 or sh % 16:
+        return 0
+    chunks = -(-hpa // sh)
+    return 0 if chunks < 2 else (chunks - 1) * sh
+
+
+@pytest.mark.parametrize("n1", [128, 64])
+def test_p_in_two_hand_offs(tmp_path, monkeypatch, n1):
+    """Where both AIVs' heads fill whole 16-row blocks and an AIV has two softmax chunks or more,
+    the AIVs publish P of a tile in two hand-offs (kProbsEarly after all chunks but the last,
+    kProbsReady after the last) and the AIC loads the early rows into L1 and L0A before the
+    AIVs' last chunk is out: per tile four Nd2Nz copies of P rows on the AIC (two row ranges per
+    hand-off), and in the trace the first of a tile's starts before either AIV's last P copy of
+    that tile (not on the first tile: the AIC then still walks and gathers tile 2). Each early / late row block lands at its place in L0A, so the outputs are
+    the reference's (one row of several tiles per group, -1 tails: N1 = 128, early 48 of 64
+    heads per AIV, 128 keys per tile; N1 = 64, 16 of 32, 176 keys)."""
+    import csv
+
+    trace = tmp_path / "trace.csv"
+    monkeypatch.setenv("ASCENDC_CPU_TRACE", str(trace))
+    args = make(npu_shape((20,), (700,), n1, 300, block_size=64), "BSND", "PA_BSND", "bfloat16", seed=8)
+    tiling = core.kernel_tiling(**args, sparse_mode=3, return_softmax_lse=True, soc=B4)
+    t = dict(tiling, heads=n1)
+    e = early_heads(t)
+    assert e == {128: 48, 64: 16}[n1] and tiling["splits"] == 1 and tiling["tile_keys"] == {128: 128, 64: 176}[n1]
+    outs, _ = run_emu(args, 3, True, "in_order", B4)
+    assert_matches(outs, args, "bfloat16", 3, lse=True)
+    rows = list(csv.DictReader(trace.open()))
+    aic = sorted((r for r in rows if r["type"] == "AIC" and r["group"] == "0"), key=lambda r: float(r["start_us"]))
+    nd2nz = [r for r in aic if r["api"] == "DataCopy(Nd2Nz)" and r["file"].endswith("_cube.h")]
+    q_line = nd2nz[0]["line"]  # the q tile's (loaded first, during the check phase)
+    p_copies = [float(r["start_us"]) for r in nd2nz if r["line"] != q_line]
+    assert len(p_copies) >= 8 and len(p_copies) % 4 == 0  # two row ranges per hand-off, two hand-offs per tile
+    chunks = -(-tiling["heads_per_aiv"] // tiling["softmax_heads"])
+    for sub in ("0", "1"):
+        p_out = sorted(float(r["start_us"]) for r in rows if r["type"] == "AIV" and r["group"] == "0"
+                       and r["sub"] == sub and r["pipe"] == "MTE3" and r["api"] == "DataCopy"
+                       and r["file"].endswith("_vector.h"))
+        tiles = len(p_copies) // 4
+        # some tile's early rows are on their way while the AIV's last chunk of it is not out
+        assert any(p_copies[4 * k] < p_out[k * chunks + chunks - 1] for k in range(tiles)), sub
+    # On MTE1 only V's first P.V chunk is loaded ahead of P's rows (the second one's L0B buffer
+    # waits for the last Q.K^T Mmad): the run of V loads just before a tile's P rows is one
+    # chunk's (more only where the last P.V's chunks precede it, no Q.K^T between: a unit's last
+    # tile)
+    source = Path(nd2nz[0]["file"]).read_text().splitlines()
+    p_line = str(1 + next(i for i, x in enumerate(source) if "AscendC::LoadData(a[" in x))
+    v_line = str(1 + next(i for i, x in enumerate(source) if "AscendC::LoadData(b[" in x))
+    kb, cb = tiling["tile_keys"] // 16, tiling["n_chunk"] // 16
+    per_chunk = cb if cb < kb else kb  # LoadValue: one LoadData per column or per key block
+    mte1 = [{p_line: "P", v_line: "V"}.get(r["line"], "o") for r in aic if r["pipe"] == "MTE1"]
+    runs = []
+    for i, x in enumerate(mte1):
+        if x == "P" and i and mte1[i - 1] == "V":
+            j = i
+            while j and mte1[j - 1] == "V":
+                j -= 1
+            runs.append(i - j)
+    assert runs and min(runs) == per_chunk, runs
+
+
+def test_q_chunk_loads_while_the_tile_is_gathered(tmp_path, monkeypatch):
+    """The AIC loads q's first Q.K^T column chunk into L0A before it waits for the gathered kv
+    tile (it needs only the q tile in L1), so in the trace some q LoadData starts while a
+    gather copy of the AIC is still in flight (without that, every one of a tile's q loads
+    follows the tile's last gather copy on MTE1, and the next gather starts only after the
+    tile's loads); outputs still the reference's."""
+    import csv
+
+    trace = tmp_path / "trace.csv"
+    monkeypatch.setenv("ASCENDC_CPU_TRACE", str(trace))
+    args = make(npu_shape((20,), (700,), 128, 300, block_size=64), "BSND", "PA_BSND", "bfloat16", seed=9)
+    outs, _ = run_emu(args, 3, True, "in_order", B4)
+    assert_matches(outs, args, "bfloat16", 3, lse=True)
+    aic = [r for r in csv.DictReader(trace.open()) if r["type"] == "AIC" and r["group"] == "0"]
+    gather = [(float(r["start_us"]), float(r["done_us"])) for r in aic
+              if r["api"] == "DataCopy(Nd2Nz)" and r["file"].endswith("_gather.h")]
+    zz_line = min((r for r in aic if r["api"] == "LoadData" and r["file"].endswith("_cube.h")),
+                  key=lambda r: float(r["start_us"]))["line"]  # the first LoadData: q's, in LoadZz
+    q_loads = [float(r["start_us"]) for r in aic if r["api"] == "LoadData" and r["line"] == zz_line]
+    assert gather and q_loads
+    assert any(s <= q < d for q in q_loads for s, d in gather)
