@@ -50,7 +50,7 @@ int64_t vector_ub(const Shape& s, int64_t kt, int64_t sh, int64_t oh, int64_t in
   return in_buffers * ub(std::max(sh * kt, oh * d) * 4)          // S or O chunks in (one queue)
          + 2 * ub(sh * kt * s.elem) + 2 * ub(oh * d * s.elem)     // P out, output rows out
          + ub(s.heads_per_aiv * d * 4)                   // acc
-         + 4 * ub(hp * 4) + ub(2 * hp * 4)               // max, sum, zero, -inf; alpha x 2
+         + 2 * ub(2 * hp * 4) + 2 * ub(hp * 4) + ub(2 * hp * 4)  // max, sum x 2 (two units); zero, -inf; alpha x 2
          + ub(hp * 8 * 4)                                // each head's 8 sum lanes
          + ub(round_up(sh, 8) * 4) + ub(2 * round_up(2 * sh, 8) * 4)  // diff, reductions (2 chunks' maxima)
          + ub((round_up(kt, 64) + 64) * 4)               // reduction scratch (WorkFloats)

@@ -64,11 +64,19 @@ class Cube {
     WarmFirstTile(t_, lengths_q, lengths_kv, sparse_indices, block_table);
   }
 
-  // ok: the verdict (false: nothing is computed, the preloaded q tile is released).
+  // ok: the verdict (false: nothing is computed, the preloaded q tile is released). The group's
+  // tiles run as one stream across its units: Q.K^T of tile n, then P.V of tile n - 1, also when
+  // tile n is the next unit's first (so the AIVs have its S while they finish P of the unit's last
+  // tile); the last tile's P.V after the loop.
   __aicore__ inline void Process(bool ok) {
     int64_t tile = 0;  // the group's tiles so far: the hand-off slots
     Row x{};
     for (int64_t u = ok ? NextUnit(rows_.Begin(), x) : rows_.End(); u < rows_.End();) u = ProcessRow(x, tile, u);
+    if (pending_) {
+      ValueTile(prev_, tile - 1, prev_direct_);
+      kv_l1_.FreeTensor(prev_);
+      pending_ = false;
+    }
     DropQuery();
   }
 
@@ -112,9 +120,10 @@ class Cube {
   }
 
   // Unit u (x, its gather started); returns the next unit with positions (x becomes it) or
-  // rows_.End(). After its last Q.K^T the unit needs neither its q tile nor a second kv buffer:
-  // the next unit's q tile and first kv tile are loaded before its last P.V waits for P, so they
-  // stream while the AIVs finish this unit (no drain of the pipeline between units).
+  // rows_.End(). Its last tile's P.V is left pending (prev_): it follows the next unit's first
+  // Q.K^T. After its last Q.K^T the unit needs neither its q tile nor a second kv buffer: the
+  // next unit's q tile and first kv tile are loaded there, before the last P.V but one waits
+  // for P (no drain of the pipeline between units).
   __aicore__ inline int64_t ProcessRow(Row& x, int64_t& tile, int64_t u) {
     if (preloaded_ != x.q) {
       DropQuery();
@@ -125,20 +134,21 @@ class Cube {
 
     if (!gathered_) GatherTile();
     gathered_ = false;
-    LocalTensor<T> prev;
     for (int64_t t = 0;; ++t) {
       LocalTensor<T> cur = kv_l1_.template DeQue<T>();
-      ScoreTile(q_l1, cur, tile + t);
-      if (t > 0) {
-        ValueTile(prev, tile + t - 1);
-        kv_l1_.FreeTensor(prev);
+      ScoreTile(q_l1, cur, tile);
+      if (pending_) {
+        ValueTile(prev_, tile - 1, prev_direct_);
+        kv_l1_.FreeTensor(prev_);
       }
-      prev = cur;
+      prev_ = cur;
+      pending_ = true;
+      ++tile;
       if (!gather_.More()) {
         q_l1_.FreeTensor(q_l1);
         // A split row's unit of one tile: its P.V is the unit's partial acc itself (alpha = 0
         // on a row's first tile), written straight into the partials (the AIVs skip its copy)
-        const int64_t direct = t == 0 && t_.splits > 1 ? x.unit : -1;
+        prev_direct_ = t == 0 && t_.splits > 1 ? x.unit : -1;
         const int64_t next = NextUnit(u + 1, x);
         if (next < rows_.End()) {
           LoadQuery(x.q);
@@ -146,11 +156,9 @@ class Cube {
           GatherTile();
           gathered_ = true;
         }
-        ValueTile(prev, tile + t, direct);
-        kv_l1_.FreeTensor(prev);
-        tile += t + 1;
         return next;
       }
+      prev_direct_ = -1;
       GatherTile();
     }
   }
@@ -324,6 +332,9 @@ class Cube {
   SparseFlashAttentionTiling t_;
   int64_t preloaded_ = -1;  // the row whose q tile is queued in q_l1_ and no row has taken yet
   bool gathered_ = false;   // the next unit's first kv tile is queued in kv_l1_
+  LocalTensor<T> prev_;     // the kv tile of the last Q.K^T, whose P.V is pending
+  bool pending_ = false;
+  int64_t prev_direct_ = -1;  // its unit when its P.V goes straight into the partial (ValueTile)
 };
 
 }  // namespace sparse_flash_attention
