@@ -123,14 +123,19 @@ class Cube {
   // rows_.End(). Its last tile's P.V is left pending (prev_): it follows the next unit's first
   // Q.K^T. After its last Q.K^T the unit needs neither its q tile nor a second kv buffer: the
   // next unit's q tile and first kv tile are loaded there, before the last P.V but one waits
-  // for P (no drain of the pipeline between units).
+  // for P (no drain of the pipeline between units). A next unit of the same row (its next
+  // split) keeps the q tile in L1 (held_).
   __aicore__ inline int64_t ProcessRow(Row& x, int64_t& tile, int64_t u) {
-    if (preloaded_ != x.q) {
-      DropQuery();
-      LoadQuery(x.q);
+    if (held_ != x.q) {
+      if (preloaded_ != x.q) {
+        DropQuery();
+        LoadQuery(x.q);
+      }
+      preloaded_ = -1;
+      q_held_ = q_l1_.template DeQue<T>();
+      held_ = x.q;
     }
-    preloaded_ = -1;
-    LocalTensor<T> q_l1 = q_l1_.template DeQue<T>();
+    const LocalTensor<T> q_l1 = q_held_;
 
     if (!gathered_) GatherTile();
     gathered_ = false;
@@ -145,14 +150,19 @@ class Cube {
       pending_ = true;
       ++tile;
       if (!gather_.More()) {
-        q_l1_.FreeTensor(q_l1);
         // A split row's unit of one tile: its P.V is the unit's partial acc itself (alpha = 0
         // on a row's first tile), written straight into the partials (the AIVs skip its copy)
         prev_direct_ = t == 0 && t_.splits > 1 ? x.unit : -1;
         const int64_t next = NextUnit(u + 1, x);
+        if (next >= rows_.End() || x.q != held_) {
+          q_l1_.FreeTensor(q_held_);
+          held_ = -1;
+          if (next < rows_.End()) {
+            LoadQuery(x.q);
+            preloaded_ = x.q;
+          }
+        }
         if (next < rows_.End()) {
-          LoadQuery(x.q);
-          preloaded_ = x.q;
           GatherTile();
           gathered_ = true;
         }
@@ -331,6 +341,8 @@ class Cube {
   Gather<T> gather_;
   SparseFlashAttentionTiling t_;
   int64_t preloaded_ = -1;  // the row whose q tile is queued in q_l1_ and no row has taken yet
+  int64_t held_ = -1;       // the row whose q tile q_held_ is (dequeued, kept for its next split)
+  LocalTensor<T> q_held_;
   bool gathered_ = false;   // the next unit's first kv tile is queued in kv_l1_
   LocalTensor<T> prev_;     // the kv tile of the last Q.K^T, whose P.V is pending
   bool pending_ = false;

@@ -93,21 +93,17 @@ class Vector {
   __aicore__ inline void Process() {
     int64_t tile = 0;  // the group's tiles so far: the hand-off slots (as the AIC counts them)
     Unit done{};       // the unit whose last accumulate and write are pending
-    for (int64_t u = rows_.Begin(); u < rows_.End(); ++u) {
-      const Row x = rows_.GetUnit(u);
-      const int64_t total = x.e1 > x.e0 ? Count(x) : 0;
-      if (total == 0) {
-        if (t_.splits > 1) {
-          WritePartialStats(minus_inf_buf_.Get<float>(), zero_buf_.Get<float>(), u);  // empty: weight 0
-        } else {
-          ZeroRow(x.q);
-        }
-        continue;
-      }
+    Row x{};
+    int64_t u = rows_.Begin(), total = NextUnit(u, x);
+    while (u < rows_.End()) {
       stats_ = 1 - stats_;  // the other half than the pending unit's
       BeginRow();
       const int64_t tiles = CeilDiv(total, t_.tile_keys);
+      Row nx{};
+      int64_t nu = u + 1, next_total = 0;
       for (int64_t i = 0; i < tiles; ++i) {
+        // the next unit's count while the AIC computes S of this unit's last tile
+        if (i == tiles - 1) next_total = NextUnit(nu, nx);
         Softmax(tile + i, Min(t_.tile_keys, total - i * t_.tile_keys));
         if (i > 0) {
           Accumulate(tile + i - 1, i == 1);
@@ -119,6 +115,9 @@ class Vector {
       // a split row's unit of one tile: the AIC writes its P.V into the partial acc itself
       done = Unit{true, t_.splits > 1 && tiles == 1, tiles == 1, u, x.q, tile + tiles - 1, stats_};
       tile += tiles;
+      u = nu;
+      x = nx;
+      total = next_total;
     }
     Finish(done);
     pipe_.Destroy();  // its UB goes to the combine (splits > 1)
@@ -133,6 +132,22 @@ class Vector {
     int64_t u, q, last;
     int32_t stats;  // its half of max / sum
   };
+
+  // The first unit from u on with positions (x: its row, u: its number; returns its |P|), or
+  // u = rows_.End(). Units without positions on the way are done here: zeros or an empty partial.
+  __aicore__ inline int64_t NextUnit(int64_t& u, Row& x) {
+    for (; u < rows_.End(); ++u) {
+      x = rows_.GetUnit(u);
+      const int64_t total = x.e1 > x.e0 ? Count(x) : 0;
+      if (total > 0) return total;
+      if (t_.splits > 1) {
+        WritePartialStats(minus_inf_buf_.Get<float>(), zero_buf_.Get<float>(), u);  // empty: weight 0
+      } else {
+        ZeroRow(x.q);
+      }
+    }
+    return 0;
+  }
 
   // The last accumulate of unit d and its partial (splits > 1) or output row.
   __aicore__ inline void Finish(Unit& d) {
