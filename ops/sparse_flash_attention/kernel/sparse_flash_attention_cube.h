@@ -121,10 +121,11 @@ class Cube {
 
   // Unit u (x, its gather started); returns the next unit with positions (x becomes it) or
   // rows_.End(). Its last tile's P.V is left pending (prev_): it follows the next unit's first
-  // Q.K^T. After its last Q.K^T the unit needs neither its q tile nor a second kv buffer: the
-  // next unit's q tile and first kv tile are loaded there, before the last P.V but one waits
-  // for P (no drain of the pipeline between units). A next unit of the same row (its next
-  // split) keeps the q tile in L1 (held_).
+  // Q.K^T. After its last Q.K^T the unit needs neither its q tile nor a second kv buffer: the q
+  // tile is released before the P.V of the tile before is issued, the next unit's q tile and
+  // first kv tile loaded after it (its P load goes first on MTE2), so the next unit's first
+  // Q.K^T can run before this unit's last P.V (no drain of the pipeline between units). A next
+  // unit of the same row (its next split) keeps the q tile in L1 (held_).
   __aicore__ inline int64_t ProcessRow(Row& x, int64_t& tile, int64_t u) {
     if (held_ != x.q) {
       if (preloaded_ != x.q) {
@@ -142,33 +143,39 @@ class Cube {
     for (int64_t t = 0;; ++t) {
       LocalTensor<T> cur = kv_l1_.template DeQue<T>();
       ScoreTile(q_l1, cur, tile);
+      const bool last = !gather_.More();
+      // A split row's unit of one tile: its P.V is the unit's partial acc itself (alpha = 0
+      // on a row's first tile), written straight into the partials (the AIVs skip its copy)
+      const int64_t direct = last && t == 0 && t_.splits > 1 ? x.unit : -1;
+      int64_t next = u;
+      if (last) {
+        // the next unit found while the previous tile's P.V waits for P; the q tile released
+        // before that P.V is issued, so that its MTE1 release follows this Q.K^T's loads
+        next = NextUnit(u + 1, x);
+        if (next >= rows_.End() || x.q != held_) {
+          q_l1_.FreeTensor(q_held_);
+          held_ = -1;
+        }
+      }
       if (pending_) {
         ValueTile(prev_, tile - 1, prev_direct_);
         kv_l1_.FreeTensor(prev_);
       }
       prev_ = cur;
       pending_ = true;
+      prev_direct_ = direct;
       ++tile;
-      if (!gather_.More()) {
-        // A split row's unit of one tile: its P.V is the unit's partial acc itself (alpha = 0
-        // on a row's first tile), written straight into the partials (the AIVs skip its copy)
-        prev_direct_ = t == 0 && t_.splits > 1 ? x.unit : -1;
-        const int64_t next = NextUnit(u + 1, x);
-        if (next >= rows_.End() || x.q != held_) {
-          q_l1_.FreeTensor(q_held_);
-          held_ = -1;
-          if (next < rows_.End()) {
+      if (last) {
+        if (next < rows_.End()) {
+          if (held_ < 0) {
             LoadQuery(x.q);
             preloaded_ = x.q;
           }
-        }
-        if (next < rows_.End()) {
           GatherTile();
           gathered_ = true;
         }
         return next;
       }
-      prev_direct_ = -1;
       GatherTile();
     }
   }
