@@ -173,7 +173,7 @@ class Vector {
   }
 
   // |P| of unit x: the positions its entries [e0, e1) select (the contract's loop). The index
-  // chunks go through one buffer of the S / O queue, unused between rows.
+  // chunks go through one buffer of the S / O queue, free between tiles (no chunk is queued).
   __aicore__ inline int64_t Count(const Row& x) {
     LocalTensor<float> buf = in_.AllocTensor<float>();
     const int64_t total = CountIn(x, buf.ReinterpretCast<int32_t>());
