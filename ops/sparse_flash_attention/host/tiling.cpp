@@ -31,8 +31,9 @@ constexpr int64_t kMaxInBuffers = 6;  // kernel/sparse_flash_attention_vector.h
 constexpr int64_t kMaxSplits = 24;
 constexpr double kSplitCost = 0.1;
 // A unit's fixed cost in tiles, from the emulator's timing model: N1 = 32, K = 2048 on 24 AICs,
-// B = 32 runs 97 us as 3 units of 6 tiles per AIC and 112 us as 4 units of 4 tiles.
-constexpr double kUnitCost = 2.0;
+// B = 32 runs 74.8 us as 3 units of 6 tiles per AIC and 73.9 us as 4 units of 4 tiles (the AIC
+// and AIVs run a group's units as one tile stream; before that, 97 and 112 us: 2 tiles per unit).
+constexpr double kUnitCost = 1.7;
 constexpr int64_t kUbAlign = 32;
 constexpr int64_t kSlotAlign = 512;
 
@@ -50,7 +51,7 @@ int64_t vector_ub(const Shape& s, int64_t kt, int64_t sh, int64_t oh, int64_t in
   return in_buffers * ub(std::max(sh * kt, oh * d) * 4)          // S or O chunks in (one queue)
          + 2 * ub(sh * kt * s.elem) + 2 * ub(oh * d * s.elem)     // P out, output rows out
          + ub(s.heads_per_aiv * d * 4)                   // acc
-         + 4 * ub(hp * 4) + ub(2 * hp * 4)               // max, sum, zero, -inf; alpha x 2
+         + 2 * ub(2 * hp * 4) + 2 * ub(hp * 4) + ub(2 * hp * 4)  // max, sum x 2 (two units); zero, -inf; alpha x 2
          + ub(hp * 8 * 4)                                // each head's 8 sum lanes
          + ub(round_up(sh, 8) * 4) + ub(2 * round_up(2 * sh, 8) * 4)  // diff, reductions (2 chunks' maxima)
          + ub((round_up(kt, 64) + 64) * 4)               // reduction scratch (WorkFloats)

@@ -70,11 +70,19 @@ class Cube {
     WarmFirstTile(t_, lengths_q, lengths_kv, sparse_indices, block_table);
   }
 
-  // ok: the verdict (false: nothing is computed, the preloaded q tile is released).
+  // ok: the verdict (false: nothing is computed, the preloaded q tile is released). The group's
+  // tiles run as one stream across its units: Q.K^T of tile n, then P.V of tile n - 1, also when
+  // tile n is the next unit's first (so the AIVs have its S while they finish P of the unit's last
+  // tile); the last tile's P.V after the loop.
   __aicore__ inline void Process(bool ok) {
     int64_t tile = 0;  // the group's tiles so far: the hand-off slots
     Row x{};
     for (int64_t u = ok ? NextUnit(rows_.Begin(), x) : rows_.End(); u < rows_.End();) u = ProcessRow(x, tile, u);
+    if (pending_) {
+      ValueTile(prev_, tile - 1, prev_direct_);
+      kv_l1_.FreeTensor(prev_);
+      pending_ = false;
+    }
     DropQuery();
   }
 
@@ -118,44 +126,61 @@ class Cube {
   }
 
   // Unit u (x, its gather started); returns the next unit with positions (x becomes it) or
-  // rows_.End(). After its last Q.K^T the unit needs neither its q tile nor a second kv buffer:
-  // the next unit's q tile and first kv tile are loaded before its last P.V waits for P, so they
-  // stream while the AIVs finish this unit (no drain of the pipeline between units).
+  // rows_.End(). Its last tile's P.V is left pending (prev_): it follows the next unit's first
+  // Q.K^T. After its last Q.K^T the unit needs neither its q tile nor a second kv buffer: the q
+  // tile is released before the P.V of the tile before is issued, the next unit's q tile and
+  // first kv tile loaded after it (its P load goes first on MTE2), so the next unit's first
+  // Q.K^T can run before this unit's last P.V (no drain of the pipeline between units). A next
+  // unit of the same row (its next split) keeps the q tile in L1 (held_).
   __aicore__ inline int64_t ProcessRow(Row& x, int64_t& tile, int64_t u) {
-    if (preloaded_ != x.q) {
-      DropQuery();
-      LoadQuery(x.q);
+    if (held_ != x.q) {
+      if (preloaded_ != x.q) {
+        DropQuery();
+        LoadQuery(x.q);
+      }
+      preloaded_ = -1;
+      q_held_ = q_l1_.template DeQue<T>();
+      held_ = x.q;
     }
-    preloaded_ = -1;
-    LocalTensor<T> q_l1 = q_l1_.template DeQue<T>();
+    const LocalTensor<T> q_l1 = q_held_;
 
     if (!gathered_) GatherTile();
     gathered_ = false;
-    LocalTensor<T> prev;
     for (int64_t t = 0;; ++t) {
       QueryChunk(q_l1, 0);  // needs no kv tile: issued before the wait for the gather
       LocalTensor<T> cur = kv_l1_.template DeQue<T>();
-      ScoreTile(q_l1, cur, tile + t);
-      if (t > 0) {
-        ValueTile(prev, tile + t - 1);
-        kv_l1_.FreeTensor(prev);
+      ScoreTile(q_l1, cur, tile);
+      const bool last = !gather_.More();
+      // A split row's unit of one tile: its P.V is the unit's partial acc itself (alpha = 0
+      // on a row's first tile), written straight into the partials (the AIVs skip its copy)
+      const int64_t direct = last && t == 0 && t_.splits > 1 ? x.unit : -1;
+      int64_t next = u;
+      if (last) {
+        // the next unit found while the previous tile's P.V waits for P; the q tile released
+        // before that P.V is issued, so that its MTE1 release follows this Q.K^T's loads
+        next = NextUnit(u + 1, x);
+        if (next >= rows_.End() || x.q != held_) {
+          q_l1_.FreeTensor(q_held_);
+          held_ = -1;
+        }
       }
-      prev = cur;
-      if (!gather_.More()) {
-        q_l1_.FreeTensor(q_l1);
-        // A split row's unit of one tile: its P.V is the unit's partial acc itself (alpha = 0
-        // on a row's first tile), written straight into the partials (the AIVs skip its copy)
-        const int64_t direct = t == 0 && t_.splits > 1 ? x.unit : -1;
-        const int64_t next = NextUnit(u + 1, x);
+      if (pending_) {
+        ValueTile(prev_, tile - 1, prev_direct_);
+        kv_l1_.FreeTensor(prev_);
+      }
+      prev_ = cur;
+      pending_ = true;
+      prev_direct_ = direct;
+      ++tile;
+      if (last) {
         if (next < rows_.End()) {
-          LoadQuery(x.q);
-          preloaded_ = x.q;
+          if (held_ < 0) {
+            LoadQuery(x.q);
+            preloaded_ = x.q;
+          }
           GatherTile();
           gathered_ = true;
         }
-        ValueTile(prev, tile + t, direct);
-        kv_l1_.FreeTensor(prev);
-        tile += t + 1;
         return next;
       }
       GatherTile();
@@ -388,7 +413,12 @@ class Cube {
   SparseFlashAttentionTiling t_;
   int64_t early_ = 0;       // EarlyHeads: P rows per AIV of the first hand-off (0: one hand-off)
   int64_t preloaded_ = -1;  // the row whose q tile is queued in q_l1_ and no row has taken yet
+  int64_t held_ = -1;       // the row whose q tile q_held_ is (dequeued, kept for its next split)
+  LocalTensor<T> q_held_;
   bool gathered_ = false;   // the next unit's first kv tile is queued in kv_l1_
+  LocalTensor<T> prev_;     // the kv tile of the last Q.K^T, whose P.V is pending
+  bool pending_ = false;
+  int64_t prev_direct_ = -1;  // its unit when its P.V goes straight into the partial (ValueTile)
 };
 
 }  // namespace sparse_flash_attention

@@ -66,8 +66,8 @@ class Vector {
     pipe_.InitBuffer(p_out_, 2, sh * kt * sizeof(T));
     pipe_.InitBuffer(y_out_, 2, oh * d * sizeof(T));
     pipe_.InitBuffer(acc_buf_, static_cast<uint32_t>(t_.heads_per_aiv) * d * sizeof(float));
-    pipe_.InitBuffer(max_buf_, hp * sizeof(float));
-    pipe_.InitBuffer(sum_buf_, hp * sizeof(float));
+    pipe_.InitBuffer(max_buf_, 2 * hp * sizeof(float));  // two units' m, l (stats_)
+    pipe_.InitBuffer(sum_buf_, 2 * hp * sizeof(float));
     pipe_.InitBuffer(lanes_buf_, hp * kBlockFloats * sizeof(float));
     pipe_.InitBuffer(alpha_buf_, 2 * hp * sizeof(float));
     pipe_.InitBuffer(zero_buf_, hp * sizeof(float));
@@ -86,44 +86,86 @@ class Vector {
     Sync<AscendC::HardEvent::MTE3_MTE2>();  // the check phase's slot copies read this UB (Count's DMA)
   }
 
+  // The group's tiles as one stream across its units (as the AIC runs them): the softmax of tile
+  // n, then the accumulate of tile n - 1, also when tile n is the next unit's first: a unit's last
+  // accumulate and its output / partial write (Finish) follow the next unit's first softmax, so
+  // the AIC has that unit's first P while it computes the last P.V. A unit's m and l stay in
+  // their half of max / sum (stats_: halves by unit parity) while the next unit's grow.
   __aicore__ inline void Process() {
     int64_t tile = 0;  // the group's tiles so far: the hand-off slots (as the AIC counts them)
-    for (int64_t u = rows_.Begin(); u < rows_.End(); ++u) {
-      const Row x = rows_.GetUnit(u);
-      const int64_t total = x.e1 > x.e0 ? Count(x) : 0;
-      if (total == 0) {
-        if (t_.splits > 1) {
-          WritePartialStats(minus_inf_buf_.Get<float>(), zero_buf_.Get<float>(), u);  // empty: weight 0
-        } else {
-          ZeroRow(x.q);
-        }
-        continue;
-      }
+    Unit done{};       // the unit whose last accumulate and write are pending
+    Row x{};
+    int64_t u = rows_.Begin(), total = NextUnit(u, x);
+    while (u < rows_.End()) {
+      stats_ = 1 - stats_;  // the other half than the pending unit's
       BeginRow();
       const int64_t tiles = CeilDiv(total, t_.tile_keys);
-      // a split row's unit of one tile: the AIC writes its P.V into the partial acc itself
-      const bool direct = t_.splits > 1 && tiles == 1;
+      Row nx{};
+      int64_t nu = u + 1, next_total = 0;
       for (int64_t i = 0; i < tiles; ++i) {
+        // the next unit's count while the AIC computes S of this unit's last tile
+        if (i == tiles - 1) next_total = NextUnit(nu, nx);
         Softmax(tile + i, Min(t_.tile_keys, total - i * t_.tile_keys));
-        if (i > 0) Accumulate(tile + i - 1, i == 1);
+        if (i > 0) {
+          Accumulate(tile + i - 1, i == 1);
+        } else {
+          Finish(done);
+        }
       }
       if (hn_ > 0) FinishSums();  // before the last accumulate: the scalar unit need not wait for it
-      if (direct) {
-        AscendC::CrossCoreWaitFlag(kOutReady + SlotOf(tile));  // the partial acc is in GM
-      } else {
-        Accumulate(tile + tiles - 1, tiles == 1);
-      }
-      if (t_.splits > 1) {
-        WritePartial(u, direct);
-      } else {
-        EndRow(x.q);
-      }
+      // a split row's unit of one tile: the AIC writes its P.V into the partial acc itself
+      done = Unit{true, t_.splits > 1 && tiles == 1, tiles == 1, u, x.q, tile + tiles - 1, stats_};
       tile += tiles;
+      u = nu;
+      x = nx;
+      total = next_total;
     }
+    Finish(done);
     pipe_.Destroy();  // its UB goes to the combine (splits > 1)
   }
 
  private:
+  // A unit whose softmax is done: its last tile's accumulate and its write follow.
+  struct Unit {
+    bool pending;
+    bool direct;  // a split row's unit of one tile: the AIC wrote its P.V into the partial
+    bool first;   // its last tile is its first
+    int64_t u, q, last;
+    int32_t stats;  // its half of max / sum
+  };
+
+  // The first unit from u on with positions (x: its row, u: its number; returns its |P|), or
+  // u = rows_.End(). Units without positions on the way are done here: zeros or an empty partial.
+  __aicore__ inline int64_t NextUnit(int64_t& u, Row& x) {
+    for (; u < rows_.End(); ++u) {
+      x = rows_.GetUnit(u);
+      const int64_t total = x.e1 > x.e0 ? Count(x) : 0;
+      if (total > 0) return total;
+      if (t_.splits > 1) {
+        WritePartialStats(minus_inf_buf_.Get<float>(), zero_buf_.Get<float>(), u);  // empty: weight 0
+      } else {
+        ZeroRow(x.q);
+      }
+    }
+    return 0;
+  }
+
+  // The last accumulate of unit d and its partial (splits > 1) or output row.
+  __aicore__ inline void Finish(Unit& d) {
+    if (!d.pending) return;
+    d.pending = false;
+    if (d.direct) {
+      AscendC::CrossCoreWaitFlag(kOutReady + SlotOf(d.last));  // the partial acc is in GM
+    } else {
+      Accumulate(d.last, d.first);
+    }
+    if (t_.splits > 1) {
+      WritePartial(d.u, d.direct, d.stats);
+    } else {
+      EndRow(d.q, d.stats);
+    }
+  }
+
   template <AscendC::HardEvent kEvent>
   __aicore__ inline void Sync() {
     const int32_t id = static_cast<int32_t>(pipe_.FetchEventID(kEvent));
@@ -132,7 +174,7 @@ class Vector {
   }
 
   // |P| of unit x: the positions its entries [e0, e1) select (the contract's loop). The index
-  // chunks go through one buffer of the S / O queue, unused between rows.
+  // chunks go through one buffer of the S / O queue, free between tiles (no chunk is queued).
   __aicore__ inline int64_t Count(const Row& x) {
     LocalTensor<float> buf = in_.AllocTensor<float>();
     const int64_t total = CountIn(x, buf.ReinterpretCast<int32_t>());
@@ -166,7 +208,7 @@ class Vector {
   __aicore__ inline void BeginRow() {
     if (hn_ == 0) return;
     Sync<AscendC::HardEvent::MTE3_V>();  // the last row's lse copies read max / sum
-    AscendC::Duplicate(max_buf_.Get<float>(), -__builtin_huge_valf(), static_cast<int32_t>(hn_));
+    AscendC::Duplicate(Maxes(stats_), -__builtin_huge_valf(), static_cast<int32_t>(hn_));
     AscendC::Duplicate(lanes_buf_.Get<float>(), 0.0f, static_cast<int32_t>(hn_ * kBlockFloats));
     AscendC::PipeBarrier<PIPE_V>();
     Sync<AscendC::HardEvent::V_S>();  // the scalar unit updates max / sum
@@ -240,7 +282,7 @@ class Vector {
   // on the row's first tile: alpha 0); each head's m' and diff as 32-byte blocks of 8 copies.
   __aicore__ inline void NewMax(int64_t g0, int64_t hc, uint32_t at) {
     const LocalTensor<float> red = red_buf_.Get<float>(), diff = diff_buf_.Get<float>();
-    const LocalTensor<float> maxes = max_buf_.Get<float>(), blocks = blocks_buf_.Get<float>();
+    const LocalTensor<float> maxes = Maxes(stats_), blocks = blocks_buf_.Get<float>();
     const LocalTensor<float> diff_blocks = diff_blocks_buf_.Get<float>();
     for (int64_t i = 0; i < hc; ++i) {
       const uint32_t g = static_cast<uint32_t>(g0 + i);
@@ -318,7 +360,7 @@ class Vector {
   // Scalar, at the row's end: l = the sum of each own head's 8 lanes.
   __aicore__ inline void FinishSums() {
     Sync<AscendC::HardEvent::V_S>();  // the last tile's lanes
-    const LocalTensor<float> lanes = lanes_buf_.Get<float>(), sums = sum_buf_.Get<float>();
+    const LocalTensor<float> lanes = lanes_buf_.Get<float>(), sums = Sums(stats_);
     for (int64_t g = 0; g < hn_; ++g) {
       float l = 0.0f;
       for (int64_t k = 0; k < kBlockFloats; ++k) l += lanes.GetValue(static_cast<uint32_t>(g * kBlockFloats + k));
@@ -368,10 +410,10 @@ class Vector {
   }
 
   // out = acc / l in the input dtype; softmax_max / softmax_sum = m / l.
-  __aicore__ inline void EndRow(int64_t q) {
+  __aicore__ inline void EndRow(int64_t q, int32_t stats) {
     if (hn_ == 0) return;
     const int64_t d = t_.head_dim;
-    const LocalTensor<float> acc = acc_buf_.Get<float>(), sums = sum_buf_.Get<float>();
+    const LocalTensor<float> acc = acc_buf_.Get<float>(), sums = Sums(stats);
     for (int64_t g0 = 0; g0 < hn_; g0 += t_.out_heads) {
       const int64_t hc = Min(t_.out_heads, hn_ - g0);
       for (int64_t i = 0; i < hc; ++i) {
@@ -389,19 +431,19 @@ class Vector {
     }
     if (t_.has_lse) {
       Sync<AscendC::HardEvent::S_MTE3>();  // max / sum were written by the scalar unit
-      WriteLse(max_buf_.Get<float>(), sum_buf_.Get<float>(), q);
+      WriteLse(Maxes(stats), sums, q);
     }
   }
 
   // splits > 1: the unit's unnormalised partial: acc [own heads, D] (direct: the AIC wrote it),
   // m and l of its own heads.
-  __aicore__ inline void WritePartial(int64_t u, bool direct) {
+  __aicore__ inline void WritePartial(int64_t u, bool direct, int32_t stats) {
     if (hn_ == 0) return;
     Sync<AscendC::HardEvent::V_MTE3>();  // the last accumulate
     if (!direct) AscendC::DataCopy(partials_[static_cast<uint64_t>(u * t_.partial_floats + h0_ * t_.head_dim)], acc_buf_.Get<float>(),
                       static_cast<uint32_t>(hn_ * t_.head_dim));
     Sync<AscendC::HardEvent::S_MTE3>();  // max / sum were written by the scalar unit
-    WritePartialStats(max_buf_.Get<float>(), sum_buf_.Get<float>(), u);
+    WritePartialStats(Maxes(stats), Sums(stats), u);
   }
 
   __aicore__ inline void WritePartialStats(const LocalTensor<float>& m, const LocalTensor<float>& l, int64_t u) {
@@ -477,6 +519,13 @@ class Vector {
   __aicore__ inline LocalTensor<float> HeadRow(const LocalTensor<float>& s, int64_t i) const {
     return s[static_cast<uint32_t>(i * t_.tile_keys)];
   }
+  // Half `stats` of max / sum: one unit's m / l
+  __aicore__ inline LocalTensor<float> Maxes(int32_t stats) {
+    return max_buf_.Get<float>()[static_cast<uint32_t>(stats * RoundUp(t_.heads_per_aiv, kBlockFloats))];
+  }
+  __aicore__ inline LocalTensor<float> Sums(int32_t stats) {
+    return sum_buf_.Get<float>()[static_cast<uint32_t>(stats * RoundUp(t_.heads_per_aiv, kBlockFloats))];
+  }
   __aicore__ inline LocalTensor<float> AlphaOf(int32_t slot) {
     return alpha_buf_.Get<float>()[static_cast<uint32_t>(slot * RoundUp(t_.heads_per_aiv, kBlockFloats))];
   }
@@ -497,6 +546,7 @@ class Vector {
   int64_t hn_ = 0;  // own heads
   int64_t early_ = 0;  // own heads of P's first hand-off (EarlyHeads; 0: one hand-off)
   int64_t in_floats_ = 0;  // floats of one S / O queue buffer
+  int32_t stats_ = 0;      // the half of max / sum the current unit grows
 };
 
 }  // namespace sparse_flash_attention

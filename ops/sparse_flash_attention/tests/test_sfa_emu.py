@@ -102,6 +102,29 @@ def test_matches_reference(case):
     assert 0 < report["max_ub_high_water"] <= tiling["ub_bytes"] <= 196608
 
 
+# Several units per AIC (the AIC runs its units' tiles as one stream: the next unit's first Q.K^T
+# before the last P.V of a unit; the AIVs its first softmax before that unit's last accumulate and
+# write, keeping its m / l): (id, shape, splits wanted). Split decode rows, 3 units per AIC: one-tile
+# units (direct P.V into the partial) before a long unit, units without positions between others
+# (act_kv = 0; act_kv = 1: split 0 empty); whole rows (splits = 1), 3 per AIC, with empty rows
+# (causal, act_q > act_kv), one-tile rows and -1 tails.
+UNIT_CASES = [
+    ("split-units-one-tile-and-empty-between", npu_shape((1,) * 30, (400, 2100, 0, 150, 1, 60) * 5, 16, 2048,
+                                                         block_size=128), 2),
+    ("whole-rows-three-per-aic", npu_shape((30, 30), (400, 12), 16, 256, block_size=128), 1),
+]
+
+
+@pytest.mark.parametrize("case", UNIT_CASES, ids=lambda c: c[0])
+def test_units_run_as_one_stream(case):
+    _, shape, splits = case
+    args = make(shape, "BSND", "PA_BSND", "bfloat16", seed=3)
+    tiling = core.kernel_tiling(**args, sparse_mode=3, return_softmax_lse=True, soc=B4)
+    assert tiling["splits"] == splits and tiling["units_per_core"] == 3 and tiling["block_dim"] == AICS[B4]
+    outs, _ = run_emu(args, 3, True, "in_order", B4)
+    assert_matches(outs, args, "bfloat16", 3, lse=True)
+
+
 def test_the_api_runs_the_emulator():
     """backend="emu" through the public function: the same bytes as core.run_emu."""
     case = CASES[3]
