@@ -196,9 +196,11 @@ SparseFlashAttentionTiling compute_kernel(const Args& a, const Dims& d, const ao
   // [g * R * tiles / A, (g + 1) * R * tiles / A), one unit per row its range meets (so no AIC
   // idles while another runs a unit more, e.g. 32 rows of 16 tiles on 24 AICs: 21 or 22 tiles
   // where the equal split gives 24 or 16). Taken where its cost (the busiest AIC's tiles, its
-  // units' kUnitCost, kSplitCost per piece more of a row) is below the equal split's.
+  // units' kUnitCost, kSplitCost per piece more of a row) is below the equal split's. Only with
+  // fewer than two rows per AIC (decode): every row then goes through a partial and the combine,
+  // which the cost does not weigh for many rows (prefill: whole rows balance within a row).
   int64_t row_tiles = 0, pieces = 0;
-  if (rows > 0 && tiles > 1 && rows * tiles >= aics) {
+  if (rows > 0 && rows < 2 * aics && tiles > 1 && rows * tiles >= aics) {
     const int64_t total = rows * tiles;
     const auto start = [&](int64_t g) { return g * total / aics; };
     int64_t most_tiles = 0, most_units = 0, most_pieces = 1, run = 1, last_row = -1;

@@ -265,6 +265,11 @@ def test_tiling_fits_the_platform():
     assert t["splits"] == 2048 // t["tile_keys"] == t["block_dim"]  # one row: a tile per AIC
     prefill = make(npu_shape((48,), (5000,), 16, 512, block_size=128), "BSND", "PA_BSND", "bfloat16")
     assert core.kernel_tiling(**prefill, sparse_mode=3)["splits"] == 1  # 48 rows: 2 per AIC
+    # the balanced split only below two rows per AIC (41 rows of 3 tiles on 20 AICs: whole rows,
+    # no partials, though its cost would be lower: 7 tiles in 3 units against 3 rows of 3)
+    many = make(npu_shape((1,) * 41, (600,) * 41, 16, 512, block_size=128), "BSND", "PA_BSND", "bfloat16")
+    t = core.kernel_tiling(**many, sparse_mode=3, soc=B4)
+    assert (t["splits"], t["row_tiles"], t["units_per_core"], t["cores_with_extra"]) == (1, 0, 2, 1)
 
 
 def test_aic_warms_its_first_walk_during_the_check_phase(tmp_path, monkeypatch):
