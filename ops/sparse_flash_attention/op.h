@@ -173,6 +173,7 @@ TypeError, ValueError, IndexError naming the argument, the expected and the actu
             {"splits", t.splits},
             {"units_per_core", t.units_per_core},
             {"cores_with_extra", t.cores_with_extra},
+            {"row_tiles", t.row_tiles},
             {"combine_heads", t.combine_heads},
             {"combine_buffers", t.combine_buffers},
             {"m_pad", t.m_pad},

@@ -192,11 +192,43 @@ SparseFlashAttentionTiling compute_kernel(const Args& a, const Dims& d, const ao
       splits = sp;
     }
   }
+  // The balanced split (row_tiles): the rows' R * tiles tiles laid end to end, AIC g taking
+  // [g * R * tiles / A, (g + 1) * R * tiles / A), one unit per row its range meets (so no AIC
+  // idles while another runs a unit more, e.g. 32 rows of 16 tiles on 24 AICs: 21 or 22 tiles
+  // where the equal split gives 24 or 16). Taken where its cost (the busiest AIC's tiles, its
+  // units' kUnitCost, kSplitCost per piece more of a row) is below the equal split's. Only with
+  // fewer than two rows per AIC (decode): every row then goes through a partial and the combine,
+  // which the cost does not weigh for many rows (prefill: whole rows balance within a row).
+  int64_t row_tiles = 0, pieces = 0;
+  if (rows > 0 && rows < 2 * aics && tiles > 1 && rows * tiles >= aics) {
+    const int64_t total = rows * tiles;
+    const auto start = [&](int64_t g) { return g * total / aics; };
+    int64_t most_tiles = 0, most_units = 0, most_pieces = 1, run = 1, last_row = -1;
+    for (int64_t g = 0; g < aics; ++g) {
+      const int64_t lo = start(g), hi = start(g + 1);
+      most_tiles = std::max(most_tiles, hi - lo);
+      most_units = std::max(most_units, (hi - 1) / tiles - lo / tiles + 1);
+      // a range starting inside a row (not at its first tile) adds a piece to that row
+      if (g > 0 && lo % tiles != 0) {
+        run = lo / tiles == last_row ? run + 1 : 2;
+        last_row = lo / tiles;
+        most_pieces = std::max(most_pieces, run);
+      }
+    }
+    const double cost = static_cast<double>(most_tiles) + kUnitCost * static_cast<double>(most_units) +
+                        kSplitCost * static_cast<double>(most_pieces - 1);
+    if (most_pieces > 1 && cost < best) {
+      row_tiles = tiles;
+      pieces = most_pieces;
+    }
+  }
+  if (row_tiles > 0) splits = pieces;
   const int64_t units = rows * splits;
   t.splits = static_cast<int32_t>(splits);
-  t.block_dim = static_cast<int32_t>(std::clamp<int64_t>(units, 1, aics));
-  t.units_per_core = static_cast<int32_t>(units / t.block_dim);
-  t.cores_with_extra = static_cast<int32_t>(units % t.block_dim);
+  t.row_tiles = static_cast<int32_t>(row_tiles);
+  t.block_dim = static_cast<int32_t>(row_tiles > 0 ? aics : std::clamp<int64_t>(units, 1, aics));
+  t.units_per_core = static_cast<int32_t>(row_tiles > 0 ? 0 : units / t.block_dim);
+  t.cores_with_extra = static_cast<int32_t>(row_tiles > 0 ? 0 : units % t.block_dim);
   // The combine: the (row, head group) items spread over every AIV, at most kMaxCombineHeads heads each.
   // Two items' accs in UB (the next one's copy overlaps this one's work) where an AIV has two.
   const int64_t aivs = 2 * static_cast<int64_t>(t.block_dim);

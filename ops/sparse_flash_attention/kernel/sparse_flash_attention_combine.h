@@ -4,7 +4,8 @@
 //   M = max_s m_s,  w_s = exp(m_s - M),  L = sum_s w_s * l_s,
 //   out = round(sum_s (w_s / L) * acc_s),  softmax_max = M,  softmax_sum = L,
 // and zeros (out and lse) for a row without any position (M = -inf: every split empty, the same
-// for all heads of the row). float32 throughout, one rounding of out.
+// for all heads of the row). float32 throughout, one rounding of out. A row's splits are its
+// pieces (PiecesOf: splits, or under the balanced split the group ranges the row meets).
 #pragma once
 #include "kernel/sparse_flash_attention_rows.h"
 
@@ -22,7 +23,7 @@ class Combine {
       sum_.SetGlobalBuffer((__gm__ float*)softmax_sum);
     }
     partials_.SetGlobalBuffer((__gm__ float*)(workspace + t_.partials_offset));
-    const int64_t rows = t_.layout_query == 1 ? t_.q_rows : t_.batch * t_.q_rows;
+    const int64_t rows = FlatRows(t_);
     groups_ = CeilDiv(t_.heads, t_.combine_heads);
     const int64_t items = rows * groups_, aivs = 2 * static_cast<int64_t>(t_.block_dim);
     const aop_kernel::CoreShare share = aop_kernel::ShareOf(AscendC::GetBlockIdx(), items / aivs, items % aivs);
@@ -63,7 +64,7 @@ class Combine {
 
   __aicore__ inline void LoadItemAccs(int64_t item) {
     const int64_t g0 = item % groups_ * t_.combine_heads;
-    LoadAccs(item / groups_, g0, Min(t_.combine_heads, t_.heads - g0));
+    LoadAccs(item / groups_, g0, Min(t_.combine_heads, t_.heads - g0), PiecesOf(t_, item / groups_));
   }
 
   // Item `item`: heads [g0, g0 + hc) of row q (with two buffers its accs, but the first item's,
@@ -74,13 +75,14 @@ class Combine {
     const int64_t stats = t_.heads * d, mp = RoundUp(t_.heads, kStatsAlign);
     const LocalTensor<float> m = m_buf_.Get<float>(), l = l_buf_.Get<float>(), w = w_buf_.Get<float>();
     const LocalTensor<float> big_m = big_m_buf_.Get<float>(), big_l = big_l_buf_.Get<float>();
+    const int64_t pieces = PiecesOf(t_, q);  // the row's partials (balanced split: 1 .. splits)
     Sync<AscendC::HardEvent::S_MTE2>();  // the last item's scalar reads of m / l
     Sync<AscendC::HardEvent::V_MTE2>();  // and its vector reads
     // m and l of every split: one strided copy each (a burst per split, hg floats apart in UB)
     const uint32_t hc_bytes = static_cast<uint32_t>(hc * sizeof(float));
     const uint32_t gap = static_cast<uint32_t>((t_.partial_floats - hc) * sizeof(float));
     const uint32_t ub_gap = static_cast<uint32_t>((hg - RoundUp(hc, 8)) / 8);  // 32-byte blocks
-    AscendC::DataCopyExtParams params{static_cast<uint16_t>(t_.splits), hc_bytes, gap, ub_gap, 0};
+    AscendC::DataCopyExtParams params{static_cast<uint16_t>(pieces), hc_bytes, gap, ub_gap, 0};
     AscendC::DataCopyPadExtParams<float> pad{false, 0, 0, 0};
     AscendC::DataCopyPad(m, partials_[Partial(q, 0) + static_cast<uint64_t>(stats + g0)], params, pad);
     AscendC::DataCopyPad(l, partials_[Partial(q, 0) + static_cast<uint64_t>(stats + mp + g0)], params, pad);
@@ -90,7 +92,7 @@ class Combine {
     Sync<AscendC::HardEvent::MTE3_S>();  // the last item's lse copies read big_m / big_l
     for (int64_t h = 0; h < hc; ++h) {
       float best = m.GetValue(static_cast<uint32_t>(h));
-      for (int64_t s = 1; s < t_.splits; ++s) {
+      for (int64_t s = 1; s < pieces; ++s) {
         const float v = m.GetValue(static_cast<uint32_t>(s * hg + h));
         best = v > best ? v : best;
       }
@@ -107,12 +109,12 @@ class Combine {
     Sync<AscendC::HardEvent::MTE2_V>();
     // the next item's accs after the waits for m / l (they wait for every copy issued before them)
     if (item + 1 < end_ && t_.combine_buffers > 1) LoadItemAccs(item + 1);
-    for (int64_t s = 0; s < t_.splits; ++s) {
+    for (int64_t s = 0; s < pieces; ++s) {
       const uint32_t at = static_cast<uint32_t>(s * hg);
       AscendC::Sub(w[at], m[at], big_m, static_cast<int32_t>(hc));  // empty split: -inf -> weight 0
     }
     AscendC::PipeBarrier<PIPE_V>();
-    for (int64_t s = 0; s < t_.splits; ++s) {
+    for (int64_t s = 0; s < pieces; ++s) {
       const uint32_t at = static_cast<uint32_t>(s * hg);
       AscendC::Exp(w[at], w[at], static_cast<int32_t>(hc));
     }
@@ -123,13 +125,13 @@ class Combine {
     Sync<AscendC::HardEvent::V_S>();
     for (int64_t h = 0; h < hc; ++h) {
       float total = 0.0f;
-      for (int64_t s = 0; s < t_.splits; ++s) {
+      for (int64_t s = 0; s < pieces; ++s) {
         total += w.GetValue(static_cast<uint32_t>(s * hg + h)) * l.GetValue(static_cast<uint32_t>(s * hg + h));
       }
       big_l.SetValue(static_cast<uint32_t>(h), total);
     }
     LocalTensor<float> o = o_in_.DeQue<float>();
-    for (int64_t s = 0; s < t_.splits; ++s) {
+    for (int64_t s = 0; s < pieces; ++s) {
       if (!(l.GetValue(static_cast<uint32_t>(s * hg)) > 0.0f)) continue;  // an empty split (its acc is never written)
       for (int64_t h = 0; h < hc; ++h) {
         const float coef = w.GetValue(static_cast<uint32_t>(s * hg + h)) / big_l.GetValue(static_cast<uint32_t>(h));
@@ -151,12 +153,12 @@ class Combine {
     }
   }
 
-  // Heads [g0, g0 + hc) of every split's acc: one strided copy ([splits, hc, D] in UB). An
+  // Heads [g0, g0 + hc) of every piece's acc: one strided copy ([pieces, hc, D] in UB). An
   // empty split's acc was never written: copied, never used.
-  __aicore__ inline void LoadAccs(int64_t q, int64_t g0, int64_t hc) {
+  __aicore__ inline void LoadAccs(int64_t q, int64_t g0, int64_t hc, int64_t pieces) {
     const int64_t row_floats = hc * t_.head_dim;
     LocalTensor<float> o = o_in_.AllocTensor<float>();
-    AscendC::DataCopyExtParams params{static_cast<uint16_t>(t_.splits), static_cast<uint32_t>(row_floats * 4),
+    AscendC::DataCopyExtParams params{static_cast<uint16_t>(pieces), static_cast<uint32_t>(row_floats * 4),
                                       static_cast<uint32_t>((t_.partial_floats - row_floats) * 4), 0, 0};
     AscendC::DataCopyPadExtParams<float> pad{false, 0, 0, 0};
     AscendC::DataCopyPad(o, partials_[Partial(q, 0) + static_cast<uint64_t>(g0 * t_.head_dim)], params, pad);

@@ -63,7 +63,7 @@ class Cube {
   // the data-cache lines of its first tile's walk (WarmFirstTile). Nothing is written to GM.
   __aicore__ inline void Warm(GM_ADDR lengths_q, GM_ADDR lengths_kv, GM_ADDR sparse_indices, GM_ADDR block_table) {
     if (rows_.Begin() < rows_.End()) {
-      const int64_t q = rows_.Begin() / t_.splits;
+      const int64_t q = rows_.RowOf(rows_.Begin());
       LoadQuery(q);
       preloaded_ = q;
     }

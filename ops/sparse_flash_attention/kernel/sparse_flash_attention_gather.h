@@ -106,7 +106,7 @@ class Gather {
 // entries from GM, a data-cache miss per 64-byte line) is on the critical path right after it.
 // So the AIC reads, while the AIVs check, one entry per data-cache line of what that walk will
 // read: the first unit's first ceil(tile_keys / sbs) entries from its guessed first entry
-// (split * n / splits: the check phase's E is n unless the row holds a -1) and the first
+// (split * n / splits, balanced a * n / row_tiles: the check phase's E is n unless the row holds a -1) and the first
 // kWarmTableEntries block-table entries of its batch. Only loads of inputs, each index clamped
 // into its tensor (the lengths are not checked yet: they only choose which lines), nothing
 // written: a wrong guess or bad data costs the wasted reads only.
@@ -119,10 +119,10 @@ __aicore__ inline void WarmFirstTile(const SparseFlashAttentionTiling& t, GM_ADD
   rows.Init(t, lengths_q, lengths_kv, AscendC::GetBlockIdx());
   if (rows.Begin() >= rows.End()) return;
   const int64_t u = rows.Begin();
-  const Row x = rows.Get(u / t.splits);
+  const Row x = rows.Get(rows.RowOf(u));
   if (!x.in_batch || x.n <= 0 || x.batch < 0 || x.batch >= t.batch) return;
-  const int64_t n = Min(x.n, t.topk), split = u % t.splits;
-  const int64_t e0 = Min(split * n / t.splits, t.topk - 1);
+  const int64_t n = Min(x.n, t.topk);
+  const int64_t e0 = Min(rows.FirstEntry(u, n), t.topk - 1);
   const int64_t count = Min(t.topk - e0, CeilDiv(t.tile_keys, t.sparse_block_size));
   int32_t sink = 0;
   GlobalTensor<int32_t> gm;

@@ -51,6 +51,27 @@ struct Row {
   int64_t e0, e1;
 };
 
+// The balanced split (row_tiles > 0): the first flat tile of group g's range, and the group
+// whose range holds flat tile v (the last g with TileStart(g) <= v: empty ranges skipped).
+__aicore__ inline int64_t TileStart(const SparseFlashAttentionTiling& t, int64_t rows, int64_t g) {
+  return g * rows * t.row_tiles / t.block_dim;
+}
+__aicore__ inline int64_t GroupOfTile(const SparseFlashAttentionTiling& t, int64_t rows, int64_t v) {
+  return ((v + 1) * t.block_dim - 1) / (rows * t.row_tiles);
+}
+__aicore__ inline int64_t FlatRows(const SparseFlashAttentionTiling& t) {
+  return t.layout_query == 1 ? t.q_rows : t.batch * t.q_rows;
+}
+// The pieces (partials) of flat row q: splits (equal split) or the group ranges it meets.
+__aicore__ inline int64_t PiecesOf(const SparseFlashAttentionTiling& t, int64_t q) {
+  if (t.row_tiles <= 0) return t.splits;
+  const int64_t rows = FlatRows(t);
+  return GroupOfTile(t, rows, (q + 1) * t.row_tiles - 1) - GroupOfTile(t, rows, q * t.row_tiles) + 1;
+}
+
+// A group's units are handles Begin() .. End() - 1: unit numbers q * splits + s (equal split) or
+// flat rows (balanced split: one unit per row its tile range meets); GetUnit gives x.unit, the
+// unit's partial.
 class Rows {
  public:
   __aicore__ inline void Init(const SparseFlashAttentionTiling& t, GM_ADDR lengths_q, GM_ADDR lengths_kv,
@@ -58,19 +79,42 @@ class Rows {
     t_ = &t;
     lengths_q_.Init(t.has_lengths_q ? lengths_q : nullptr);
     lengths_kv_.Init(t.has_lengths_kv ? lengths_kv : nullptr);
+    group_ = group;
+    if (t.row_tiles > 0) {
+      const int64_t rows = FlatRows(t);
+      lo_ = TileStart(t, rows, group);
+      hi_ = TileStart(t, rows, group + 1);
+      begin_ = lo_ / t.row_tiles;
+      end_ = hi_ > lo_ ? (hi_ - 1) / t.row_tiles + 1 : begin_;
+      return;
+    }
     const aop_kernel::CoreShare share = aop_kernel::ShareOf(group, t.units_per_core, t.cores_with_extra);
     begin_ = share.begin;
     end_ = share.end;
+  }
+  // The flat row of handle u.
+  __aicore__ inline int64_t RowOf(int64_t u) const { return t_->row_tiles > 0 ? u : u / t_->splits; }
+  // The first entry of handle u's unit of a row of E = n entries (the guess before the check).
+  __aicore__ inline int64_t FirstEntry(int64_t u, int64_t n) const {
+    if (t_->row_tiles > 0) return (Max(lo_, u * t_->row_tiles) - u * t_->row_tiles) * n / t_->row_tiles;
+    return u % t_->splits * n / t_->splits;
   }
   __aicore__ inline void SetEntries(GM_ADDR workspace) {
     entries_.SetGlobalBuffer((__gm__ int32_t*)(workspace + t_->entries_offset));
   }
 
-  // Unit u: split u % splits of row u / splits, with its entry range.
+  // Unit u: split u % splits of row u / splits (balanced: the piece of row u in this group's
+  // range), with its entry range.
   __aicore__ inline Row GetUnit(int64_t u) {
-    Row x = Get(u / t_->splits);
-    x.unit = u;
-    x.split = u % t_->splits;
+    const bool balanced = t_->row_tiles > 0;
+    Row x = Get(RowOf(u));
+    if (balanced) {
+      x.split = group_ - GroupOfTile(*t_, FlatRows(*t_), x.q * t_->row_tiles);
+      x.unit = x.q * t_->splits + x.split;
+    } else {
+      x.unit = u;
+      x.split = u % t_->splits;
+    }
     x.e0 = 0;
     x.e1 = x.in_batch ? x.n : 0;
     if (t_->splits > 1 && x.in_batch && x.n > 0) {
@@ -80,14 +124,20 @@ class Rows {
       AscendC::DataCacheCleanAndInvalid<int32_t, AscendC::CacheLine::SINGLE_CACHE_LINE,
                                         AscendC::DcciDst::CACHELINE_OUT>(e);
       const int64_t entries = static_cast<int64_t>(e.GetValue(0));
-      x.e0 = x.split * entries / t_->splits;
-      x.e1 = (x.split + 1) * entries / t_->splits;
+      if (balanced) {
+        const int64_t first = x.q * t_->row_tiles;
+        x.e0 = (Max(lo_, first) - first) * entries / t_->row_tiles;
+        x.e1 = (Min(hi_, first + t_->row_tiles) - first) * entries / t_->row_tiles;
+      } else {
+        x.e0 = x.split * entries / t_->splits;
+        x.e1 = (x.split + 1) * entries / t_->splits;
+      }
     }
     return x;
   }
   __aicore__ inline int64_t Begin() const { return begin_; }
   __aicore__ inline int64_t End() const { return end_; }
-  __aicore__ inline int64_t Total() const { return t_->layout_query == 1 ? t_->q_rows : t_->batch * t_->q_rows; }
+  __aicore__ inline int64_t Total() const { return FlatRows(*t_); }
 
   // The geometry of flat row q (lengths checked before any core reads through it).
   __aicore__ inline Row Get(int64_t q) const {
@@ -150,6 +200,8 @@ class Rows {
   GlobalTensor<int32_t> entries_;
   int64_t begin_ = 0;
   int64_t end_ = 0;
+  int64_t group_ = 0;
+  int64_t lo_ = 0, hi_ = 0;  // balanced split: the group's flat tiles
 };
 
 // The selected positions of a row in the contract's order (the first n entries; -1 stops; an

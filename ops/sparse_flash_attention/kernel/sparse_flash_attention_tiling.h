@@ -40,6 +40,13 @@ struct SparseFlashAttentionTiling {
   int32_t splits;
   int32_t units_per_core;
   int32_t cores_with_extra;
+  // row_tiles > 0 (balanced split, instead of the equal one above): t = row_tiles tiles of a full
+  // row, the R rows laid end to end (R * t tiles); group g takes the flat tiles
+  // [g * R * t / block_dim, (g + 1) * R * t / block_dim) (floors), one unit per row it meets: the
+  // row's tiles [a, b) of it -> entries [a * E / t, b * E / t). A row's piece s (its partial
+  // q * splits + s) is the s-th group range it meets; splits >= the pieces of any row (the
+  // combine takes each row's own piece count: kernel/sparse_flash_attention_rows.h, PiecesOf).
+  int32_t row_tiles;
   int32_t combine_heads;      // splits > 1: heads of one combine item (a row's heads in groups of it)
   int32_t combine_buffers;    // splits > 1: items whose accs the combine's UB holds (2: the next one's
                               // copy overlaps this one's work; 1 when no AIV has two items)

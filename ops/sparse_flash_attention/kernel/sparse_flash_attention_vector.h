@@ -114,7 +114,7 @@ class Vector {
       }
       if (hn_ > 0) FinishSums();  // before the last accumulate: the scalar unit need not wait for it
       // a split row's unit of one tile: the AIC writes its P.V into the partial acc itself
-      done = Unit{true, t_.splits > 1 && tiles == 1, tiles == 1, u, x.q, tile + tiles - 1, stats_};
+      done = Unit{true, t_.splits > 1 && tiles == 1, tiles == 1, x.unit, x.q, tile + tiles - 1, stats_};
       tile += tiles;
       u = nu;
       x = nx;
@@ -142,7 +142,7 @@ class Vector {
       const int64_t total = x.e1 > x.e0 ? Count(x) : 0;
       if (total > 0) return total;
       if (t_.splits > 1) {
-        WritePartialStats(minus_inf_buf_.Get<float>(), zero_buf_.Get<float>(), u);  // empty: weight 0
+        WritePartialStats(minus_inf_buf_.Get<float>(), zero_buf_.Get<float>(), x.unit);  // empty: weight 0
       } else {
         ZeroRow(x.q);
       }

@@ -104,25 +104,80 @@ def test_matches_reference(case):
 
 # Several units per AIC (the AIC runs its units' tiles as one stream: the next unit's first Q.K^T
 # before the last P.V of a unit; the AIVs its first softmax before that unit's last accumulate and
-# write, keeping its m / l): (id, shape, splits wanted). Split decode rows, 3 units per AIC: one-tile
-# units (direct P.V into the partial) before a long unit, units without positions between others
-# (act_kv = 0; act_kv = 1: split 0 empty); whole rows (splits = 1), 3 per AIC, with empty rows
-# (causal, act_q > act_kv), one-tile rows and -1 tails.
+# write, keeping its m / l): (id, shape, soc, tiling wanted). Split decode rows under the balanced
+# split (row_tiles: each AIC takes an equal run of the rows' tiles laid end to end, a unit per row
+# it meets): 30 rows of 10 tiles on 20 AICs (15 tiles each: rows meeting 1 or 2 ranges), one-tile
+# units (direct P.V into the partial) and units without positions between others (act_kv = 0;
+# act_kv = 1: the row's first piece is empty, E < K); 13 rows of 10 tiles on 24 AICs (5.4 tiles
+# each: rows meeting 2 or 3 ranges) with E < K, empty rows and -1 tails; whole rows (splits = 1),
+# 3 per AIC, with empty rows (causal, act_q > act_kv), one-tile rows and -1 tails.
 UNIT_CASES = [
-    ("split-units-one-tile-and-empty-between", npu_shape((1,) * 30, (400, 2100, 0, 150, 1, 60) * 5, 16, 2048,
-                                                         block_size=128), 2),
-    ("whole-rows-three-per-aic", npu_shape((30, 30), (400, 12), 16, 256, block_size=128), 1),
+    ("balanced-one-tile-and-empty-between", npu_shape((1,) * 30, (400, 2100, 0, 150, 1, 60) * 5, 16, 2048,
+                                                      block_size=128), B4,
+     {"splits": 2, "row_tiles": 10, "block_dim": 20}, {1, 2}),
+    ("balanced-rows-meet-three-ranges",
+     npu_shape((1,) * 13, (2100, 900, 0, 2100, 1, 300, 2100, 150, 2100, 60, 2100, 2100, 700), 16, 2048,
+               block_size=128), B2, {"splits": 3, "row_tiles": 10, "block_dim": 24}, {2, 3}),
+    ("whole-rows-three-per-aic", npu_shape((30, 30), (400, 12), 16, 256, block_size=128), B4,
+     {"splits": 1, "row_tiles": 0, "units_per_core": 3, "block_dim": 20}, None),
 ]
 
 
 @pytest.mark.parametrize("case", UNIT_CASES, ids=lambda c: c[0])
 def test_units_run_as_one_stream(case):
-    _, shape, splits = case
+    _, shape, soc, wanted, met = case
     args = make(shape, "BSND", "PA_BSND", "bfloat16", seed=3)
-    tiling = core.kernel_tiling(**args, sparse_mode=3, return_softmax_lse=True, soc=B4)
-    assert tiling["splits"] == splits and tiling["units_per_core"] == 3 and tiling["block_dim"] == AICS[B4]
-    outs, _ = run_emu(args, 3, True, "in_order", B4)
+    tiling = core.kernel_tiling(**args, sparse_mode=3, return_softmax_lse=True, soc=soc)
+    assert {k: tiling[k] for k in wanted} == wanted
+    if tiling["row_tiles"]:
+        pieces = [len(p) for p in balanced_split(flat_rows(args), tiling["row_tiles"], tiling["block_dim"])]
+        assert set(pieces) == met  # the AIC ranges the rows meet
+    outs, _ = run_emu(args, 3, True, "in_order", soc)
     assert_matches(outs, args, "bfloat16", 3, lse=True)
+
+
+def balanced_split(rows, t, aics):
+    """The balanced split (host/tiling.cpp, kernel/sparse_flash_attention_rows.h) by brute force:
+    per row its pieces (aic, first tile, end tile) in the row, in order."""
+    total = rows * t
+    out = [[] for _ in range(rows)]
+    for g in range(aics):
+        lo, hi = g * total // aics, (g + 1) * total // aics
+        for r in range(lo // t, (hi - 1) // t + 1 if hi > lo else lo // t):
+            out[r].append((g, max(lo, r * t) - r * t, min(hi, (r + 1) * t) - r * t))
+    return out
+
+
+@pytest.mark.parametrize("soc", [B2, B4])
+def test_balanced_split_closed_form(soc):
+    """The tiling's balanced split: every tile of every row in exactly one AIC's range, the
+    AICs' tiles within one of each other, splits the most pieces of a row; the kernel's closed
+    forms (GroupOfTile: the AIC of a flat tile, PiecesOf) agree with the brute force. Decode
+    N1 = 128, K = 2048, B = 32: the busiest AIC runs 22 tiles (on 24 AICs; the equal split: 3 units
+    of 8 tiles, 24) or 26 (20 AICs; whole rows: 32)."""
+    for n1, batch in ((128, 32), (16, 13), (16, 30), (128, 7)):
+        args = make(npu_shape((1,) * batch, (2100,) * batch, n1, 2048, block_size=128), "BSND", "PA_BSND",
+                    "bfloat16")
+        t = core.kernel_tiling(**args, sparse_mode=3, soc=soc)
+        if not t["row_tiles"]:
+            continue
+        rt, aics, rows = t["row_tiles"], t["block_dim"], batch
+        assert aics == AICS[soc] and rt == -(-2048 // t["tile_keys"])
+        split = balanced_split(rows, rt, aics)
+        per_aic = [0] * aics
+        for r, pieces in enumerate(split):
+            assert pieces[0][1] == 0 and pieces[-1][2] == rt  # the row's tiles covered in order
+            assert all(a[2] == b[1] and b[0] == a[0] + 1 for a, b in zip(pieces, pieces[1:]))
+            for s, (g, a, b) in enumerate(pieces):
+                per_aic[g] += b - a
+                # the kernel's piece index: g - GroupOfTile(first tile of the row)
+                group_of = lambda v: ((v + 1) * aics - 1) // (rows * rt)
+                assert group_of(r * rt) == pieces[0][0] and g - group_of(r * rt) == s
+            assert len(pieces) == ((r + 1) * rt * aics - 1) // (rows * rt) - (r * rt * aics + aics - 1) // (rows * rt) + 1
+        assert max(per_aic) - min(per_aic) <= 1 and sum(per_aic) == rows * rt
+        assert t["splits"] == max(len(p) for p in split)
+        if (n1, batch) == (128, 32):
+            assert max(per_aic) == {B2: 22, B4: 26}[soc]
 
 
 def test_the_api_runs_the_emulator():
@@ -189,10 +244,10 @@ def test_tiling_fits_the_platform():
     for soc in (B2, B4):
         t = core.kernel_tiling(**decode, sparse_mode=3, soc=soc)
         assert t["block_dim"] == AICS[soc]
-        # 32 rows of 16 tiles on 24 AICs: 2 splits (3 units of 8 tiles on the busiest AIC; modelled
-        # 156 us, 183 us with 8 splits of 11 units of 2 tiles). On 20 AICs the fixed cost of a unit
-        # (about 2 tiles) leaves 1 split (2 rows of 16 tiles: modelled 195 us, 4 splits 198 us).
-        assert t["splits"] == {B2: 2, B4: 1}[soc]
+        # 32 rows of 16 tiles: the balanced split (512 tiles laid end to end, 22 on the busiest of
+        # 24 AICs where the equal split's 3 units of 8 tiles gave 24; 26 on 20 AICs where whole rows
+        # gave 32), a row in 2 pieces at most
+        assert (t["splits"], t["row_tiles"]) == (2, 16)
         assert t["tile_keys"] % 16 == 0 and t["m_pad"] == 128
         assert 2 * t["m_pad"] * t["tile_keys"] * 4 <= 131072  # two S tiles in L0C
         assert t["ub_bytes"] <= 196608
@@ -210,6 +265,11 @@ def test_tiling_fits_the_platform():
     assert t["splits"] == 2048 // t["tile_keys"] == t["block_dim"]  # one row: a tile per AIC
     prefill = make(npu_shape((48,), (5000,), 16, 512, block_size=128), "BSND", "PA_BSND", "bfloat16")
     assert core.kernel_tiling(**prefill, sparse_mode=3)["splits"] == 1  # 48 rows: 2 per AIC
+    # the balanced split only below two rows per AIC (41 rows of 3 tiles on 20 AICs: whole rows,
+    # no partials, though its cost would be lower: 7 tiles in 3 units against 3 rows of 3)
+    many = make(npu_shape((1,) * 41, (600,) * 41, 16, 512, block_size=128), "BSND", "PA_BSND", "bfloat16")
+    t = core.kernel_tiling(**many, sparse_mode=3, soc=B4)
+    assert (t["splits"], t["row_tiles"], t["units_per_core"], t["cores_with_extra"]) == (1, 0, 2, 1)
 
 
 def test_aic_warms_its_first_walk_during_the_check_phase(tmp_path, monkeypatch):
