@@ -110,7 +110,10 @@ def test_matches_reference(case):
 # units (direct P.V into the partial) and units without positions between others (act_kv = 0;
 # act_kv = 1: the row's first piece is empty, E < K); 13 rows of 10 tiles on 24 AICs (5.4 tiles
 # each: rows meeting 2 or 3 ranges) with E < K, empty rows and -1 tails; whole rows (splits = 1),
-# 3 per AIC, with empty rows (causal, act_q > act_kv), one-tile rows and -1 tails.
+# 3 per AIC, with empty rows (causal, act_q > act_kv), one-tile rows and -1 tails. And the
+# equal split with two rows per AIC or more (41 decode rows on 20 AICs: the balanced split is not
+# considered): 4 - 5 units per AIC, a row's two splits often on one AIC, whose second unit keeps
+# the q tile in L1 (Cube::ProcessRow's held_), short rows among long ones.
 UNIT_CASES = [
     ("balanced-one-tile-and-empty-between", npu_shape((1,) * 30, (400, 2100, 0, 150, 1, 60) * 5, 16, 2048,
                                                       block_size=128), B4,
@@ -120,6 +123,9 @@ UNIT_CASES = [
                block_size=128), B2, {"splits": 3, "row_tiles": 10, "block_dim": 24}, {2, 3}),
     ("whole-rows-three-per-aic", npu_shape((30, 30), (400, 12), 16, 256, block_size=128), B4,
      {"splits": 1, "row_tiles": 0, "units_per_core": 3, "block_dim": 20}, None),
+    ("equal-split-same-row-on-one-aic", npu_shape((1,) * 41, (2100, 300, 40, 0, 700) * 8 + (150,), 16, 2048,
+                                                  block_size=128), B4,
+     {"splits": 2, "row_tiles": 0, "units_per_core": 4, "cores_with_extra": 2, "block_dim": 20}, None),
 ]
 
 
